@@ -1,0 +1,4 @@
+//! Scriptable fakes of the provider CLIs and MCP servers. Each fake is a
+//! library entry point; the executables in `harness/src/bin` are thin shims.
+
+pub mod wire;
