@@ -1,0 +1,92 @@
+//! How the reference driver answers each server request from `codex
+//! app-server`. Only the approval of a declared tool may be settled without
+//! the host; everything else goes to the host or is refused.
+
+use serde_json::{json, Value};
+
+use crate::host::{Host, HostDecision, HostPrompt};
+use crate::spec::{ApprovalPolicy, GlobalPolicy, ServerSet};
+
+pub struct Context<'a> {
+    pub servers: &'a ServerSet,
+    pub global: GlobalPolicy,
+    pub thread_id: &'a str,
+}
+
+/// The reply body for one server request: `Ok(result)` or `Err((code, message))`.
+pub type Answer = Result<Value, (i64, String)>;
+
+pub fn respond(method: &str, params: &Value, ctx: &Context, host: &mut dyn Host) -> Answer {
+    // A request for another thread is unsolicited: refuse it.
+    if let Some(t) = params.get("threadId").and_then(Value::as_str) {
+        if t != ctx.thread_id {
+            return Err((-32600, format!("request for thread {t}, which this driver did not start")));
+        }
+    }
+    match method {
+        "mcpServer/elicitation/request" => Ok(elicitation(params, ctx, host)),
+        "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => {
+            let prompt = if method.contains("command") { HostPrompt::Command } else { HostPrompt::FileChange };
+            Ok(json!({"decision": match host.decide(&prompt) {
+                HostDecision::Accept => "accept",
+                HostDecision::Decline => "decline",
+                HostDecision::Cancel => "cancel",
+            }}))
+        }
+        "item/permissions/requestApproval" => Ok(match host.decide(&HostPrompt::Permissions) {
+            HostDecision::Accept => json!({"permissions": params.get("permissions").cloned().unwrap_or(json!({})), "scope": "turn"}),
+            _ => json!({"permissions": {}, "scope": "turn"}),
+        }),
+        // No UI to ask the user: answer nothing rather than invent answers.
+        "item/tool/requestUserInput" => Ok(json!({"answers": {}})),
+        other => Err((-32601, format!("unsupported server request `{other}`"))),
+    }
+}
+
+fn elicitation(params: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
+    let server = params.get("serverName").and_then(Value::as_str).unwrap_or("").to_string();
+    let is_tool_approval = params.pointer("/_meta/codex_approval_kind").and_then(Value::as_str) == Some("mcp_tool_call");
+    let mode = params.get("mode").and_then(Value::as_str).unwrap_or("");
+    let decision = if is_tool_approval {
+        let Some(tool) = approval_tool_name(params) else { return action(HostDecision::Decline) };
+        if ctx.servers.get(&server).is_none() {
+            // Not a server this driver attached: nobody vouched for it.
+            HostDecision::Decline
+        } else {
+            match (ctx.servers.policy(&server, &tool), ctx.global) {
+                (Some(ApprovalPolicy::Approve), _) => HostDecision::Accept,
+                (Some(ApprovalPolicy::Prompt), _) | (None, GlobalPolicy::Ask) => {
+                    host.decide(&HostPrompt::ToolCall { server, tool })
+                }
+                (None, GlobalPolicy::AutoApprove) => HostDecision::Accept,
+            }
+        }
+    } else if mode == "url" {
+        host.decide(&HostPrompt::UrlElicitation { server })
+    } else {
+        host.decide(&HostPrompt::FormElicitation { server })
+    };
+    action(decision)
+}
+
+/// Never with `_meta.persist`: an approval lasts for this call only, so a
+/// later policy change is not undone by a remembered grant.
+fn action(d: HostDecision) -> Value {
+    match d {
+        HostDecision::Accept => json!({"action": "accept", "content": {}}),
+        HostDecision::Decline => json!({"action": "decline"}),
+        HostDecision::Cancel => json!({"action": "cancel"}),
+    }
+}
+
+/// `_meta.tool_name` from 0.167.2; before that only the message names the
+/// tool: `Allow the S MCP server to run tool "T"?`.
+pub fn approval_tool_name(params: &Value) -> Option<String> {
+    if let Some(t) = params.pointer("/_meta/tool_name").and_then(Value::as_str) {
+        return Some(t.to_string());
+    }
+    let msg = params.get("message")?.as_str()?;
+    let start = msg.find("run tool \"")? + "run tool \"".len();
+    let end = msg[start..].find('"')? + start;
+    Some(msg[start..end].to_string())
+}

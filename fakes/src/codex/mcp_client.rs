@@ -1,0 +1,233 @@
+//! The fake provider's MCP client: stdio child processes and Streamable HTTP
+//! on loopback, as the real CLI connects to the servers it is configured with.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::config::ServerSettings;
+use crate::wire::{self, Line};
+
+const CALL_TIMEOUT: Duration = Duration::from_secs(20);
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+
+pub struct Tool {
+    pub name: String,
+    pub description: Option<String>,
+    pub annotations: Option<Value>,
+}
+
+pub struct McpConnection {
+    pub tools: Vec<Tool>,
+    transport: Transport,
+    next_id: u64,
+}
+
+enum Transport {
+    Stdio { child: Child, stdin: ChildStdin, lines: Receiver<Value> },
+    Http { url: String, token: Option<String>, session: Option<String> },
+}
+
+impl McpConnection {
+    /// Starts (stdio) or reaches (HTTP) the server, initializes it and lists
+    /// its tools. `env` is the provider's own environment, which stdio servers
+    /// inherit and from which bearer tokens are read.
+    pub fn connect(settings: &ServerSettings, env: &BTreeMap<String, String>) -> Result<McpConnection, String> {
+        let transport = if let Some(url) = &settings.url {
+            let token = match &settings.bearer_token_env_var {
+                Some(var) => Some(
+                    env.get(var)
+                        .cloned()
+                        .ok_or_else(|| format!("environment variable `{var}` for the bearer token is not set"))?,
+                ),
+                None => None,
+            };
+            Transport::Http { url: url.clone(), token, session: None }
+        } else if let Some(cmd) = &settings.command {
+            let mut command = Command::new(cmd);
+            command
+                .args(&settings.args)
+                .env_clear()
+                .envs(env)
+                .envs(&settings.env)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null());
+            if let Some(cwd) = &settings.cwd {
+                command.current_dir(cwd);
+            }
+            let mut child = command.spawn().map_err(|e| format!("failed to start `{cmd}`: {e}"))?;
+            let stdin = child.stdin.take().ok_or("no stdin")?;
+            let stdout = child.stdout.take().ok_or("no stdout")?;
+            let (tx, lines) = mpsc::channel();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(stdout);
+                loop {
+                    match wire::read_line(&mut r, wire::MAX_LINE) {
+                        Ok(Line::Json(v)) => {
+                            if tx.send(v).is_err() {
+                                break;
+                            }
+                        }
+                        Ok(Line::Garbage { .. }) | Ok(Line::TooLong { .. }) => continue,
+                        Ok(Line::Eof) | Err(_) => break,
+                    }
+                }
+            });
+            Transport::Stdio { child, stdin, lines }
+        } else {
+            return Err("server has neither `command` nor `url`".into());
+        };
+        let mut conn = McpConnection { tools: Vec::new(), transport, next_id: 0 };
+        conn.request(
+            "initialize",
+            json!({
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {"elicitation": {"form": {}, "url": {}}},
+                "clientInfo": {"name": "codex-mcp-client", "title": "Codex", "version": "0.0.0"}
+            }),
+        )?;
+        conn.notify("notifications/initialized", json!({}))?;
+        let listed = conn.request("tools/list", json!({}))?;
+        let tools = listed.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
+        conn.tools = tools
+            .iter()
+            .filter_map(|t| {
+                Some(Tool {
+                    name: t.get("name")?.as_str()?.to_string(),
+                    description: t.get("description").and_then(Value::as_str).map(String::from),
+                    annotations: t.get("annotations").cloned(),
+                })
+            })
+            .collect();
+        Ok(conn)
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    pub fn call(&mut self, tool: &str, arguments: &Value, meta: Value) -> Result<Value, String> {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments, "_meta": meta}))
+    }
+
+    fn notify(&mut self, method: &str, params: Value) -> Result<(), String> {
+        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        match &mut self.transport {
+            Transport::Stdio { stdin, .. } => wire::write_message(stdin, &msg).map_err(|e| e.to_string()),
+            Transport::Http { .. } => self.http_post(&msg).map(|_| ()),
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let reply = match &mut self.transport {
+            Transport::Stdio { stdin, lines, .. } => {
+                wire::write_message(stdin, &msg).map_err(|e| format!("MCP server closed its input: {e}"))?;
+                loop {
+                    let v = lines
+                        .recv_timeout(CALL_TIMEOUT)
+                        .map_err(|_| format!("MCP server did not answer `{method}`"))?;
+                    if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
+                        break v;
+                    }
+                }
+            }
+            Transport::Http { .. } => self
+                .http_post(&msg)?
+                .ok_or_else(|| format!("MCP server sent no body for `{method}`"))?,
+        };
+        if let Some(err) = reply.get("error") {
+            return Err(err.get("message").and_then(Value::as_str).unwrap_or("MCP error").to_string());
+        }
+        Ok(reply.get("result").cloned().unwrap_or(Value::Null))
+    }
+
+    /// One POST on a fresh loopback connection. Returns the JSON body, if any.
+    fn http_post(&mut self, msg: &Value) -> Result<Option<Value>, String> {
+        let Transport::Http { url, token, session } = &mut self.transport else {
+            return Err("not an HTTP server".into());
+        };
+        let (host, path) = split_url(url)?;
+        let mut stream = TcpStream::connect(&host).map_err(|e| format!("connect {host}: {e}"))?;
+        stream.set_read_timeout(Some(CALL_TIMEOUT)).ok();
+        let body = msg.to_string();
+        let mut head = format!(
+            "POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n",
+            body.len()
+        );
+        if let Some(t) = token {
+            head.push_str(&format!("authorization: Bearer {t}\r\n"));
+        }
+        if let Some(s) = session {
+            head.push_str(&format!("mcp-session-id: {s}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes())).map_err(|e| e.to_string())?;
+        let mut reader = BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).map_err(|e| e.to_string())?;
+        let code: u16 = status.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let mut headers = BTreeMap::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).map_err(|e| e.to_string())? == 0 || line.trim().is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+            }
+        }
+        if let Some(s) = headers.get("mcp-session-id") {
+            *session = Some(s.clone());
+        }
+        if code == 401 {
+            return Err("MCP server refused the bearer token (401)".into());
+        }
+        if !(200..300).contains(&code) {
+            return Err(format!("MCP server answered HTTP {code}"));
+        }
+        let mut raw = Vec::new();
+        match headers.get("content-length").and_then(|l| l.parse::<u64>().ok()) {
+            Some(n) => reader.take(n).read_to_end(&mut raw),
+            None => reader.take(wire::MAX_LINE as u64).read_to_end(&mut raw),
+        }
+        .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&raw);
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        if headers.get("content-type").is_some_and(|c| c.starts_with("text/event-stream")) {
+            let data = text.lines().find_map(|l| l.strip_prefix("data:")).unwrap_or("");
+            return serde_json::from_str(data.trim()).map(Some).map_err(|e| e.to_string());
+        }
+        serde_json::from_str(text.trim()).map(Some).map_err(|e| format!("bad JSON from MCP server: {e}"))
+    }
+}
+
+impl Drop for McpConnection {
+    fn drop(&mut self) {
+        if let Transport::Stdio { child, .. } = &mut self.transport {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// `http://127.0.0.1:PORT/path` -> ("127.0.0.1:PORT", "/path"). Loopback HTTP only.
+fn split_url(url: &str) -> Result<(String, String), String> {
+    let rest = url.strip_prefix("http://").ok_or_else(|| format!("only http:// URLs are supported: {url}"))?;
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let host = host.replace("localhost", "127.0.0.1");
+    Ok((host, path.to_string()))
+}

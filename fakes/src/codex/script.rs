@@ -1,0 +1,57 @@
+//! The per-run script a harness hands the fake provider: which version to
+//! simulate, where to record, and what the model does in each turn.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// Provider version to simulate, e.g. "0.153.4".
+    pub version: String,
+    /// JSONL transcript: every wire message both ways plus outcome events.
+    pub transcript: PathBuf,
+    /// Small state file so turns keep their order across process restarts.
+    pub state: PathBuf,
+    pub turns: Vec<Turn>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    pub actions: Vec<Action>,
+}
+
+/// One thing the simulated model or provider does during a turn. `step` is the
+/// scenario step index, echoed in outcome events so the judge can match them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// The model calls an MCP tool.
+    ToolCall { step: usize, server: String, tool: String, arguments: Value },
+    /// The provider asks the client something (approval, input, elicitation).
+    Request { step: usize, request: RequestKind, #[serde(default)] server: Option<String> },
+    /// A raw server request with a method the client may not know.
+    Raw { step: usize, method: String, params: Value },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    Command,
+    FileChange,
+    Permissions,
+    UrlElicitation,
+    FormElicitation,
+    UserInput,
+}
+
+impl Script {
+    pub fn load(path: &std::path::Path) -> Result<Script, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))
+    }
+}

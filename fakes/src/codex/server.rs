@@ -1,0 +1,678 @@
+//! The app-server session loop: client requests in, notifications and server
+//! requests out, every message recorded.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::io::{self, BufReader};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use super::approval::{self, Decision};
+use super::config::{BaseConfig, Settings};
+use super::mcp_client::McpConnection;
+use super::profile::Profile;
+use super::script::{Action, RequestKind, Script};
+use crate::wire::{self, Line, Recorder};
+
+/// How long the fake waits for the client to answer one of its requests. The
+/// real CLI waits forever; a bound keeps an abandoned fake from lingering.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct Server {
+    profile: Profile,
+    script: Script,
+    rec: Recorder,
+    base: BaseConfig,
+    home: PathBuf,
+    env: BTreeMap<String, String>,
+    out: io::Stdout,
+    inbox: Receiver<Line>,
+    /// Client messages read while waiting for a reply, handled afterwards.
+    deferred: VecDeque<Value>,
+    next_request_id: i64,
+    initialized: bool,
+    experimental_api: bool,
+    thread: Option<Thread>,
+    closed: bool,
+}
+
+struct Thread {
+    id: String,
+    approval_policy: Value,
+    sandbox: String,
+    settings: Settings,
+    servers: BTreeMap<String, Result<McpConnection, String>>,
+    approved_for_session: BTreeSet<(String, String)>,
+}
+
+struct Reply {
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+enum Outcome {
+    Completed(Value),
+    Failed(String),
+}
+
+impl Server {
+    pub fn new(
+        profile: Profile,
+        script: Script,
+        rec: Recorder,
+        base: BaseConfig,
+        home: PathBuf,
+        env: BTreeMap<String, String>,
+    ) -> Server {
+        let (tx, inbox) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut stdin = BufReader::new(io::stdin());
+            loop {
+                let line = wire::read_line(&mut stdin, wire::MAX_LINE).unwrap_or(Line::Eof);
+                let eof = line == Line::Eof;
+                if tx.send(line).is_err() || eof {
+                    break;
+                }
+            }
+        });
+        Server {
+            profile,
+            script,
+            rec,
+            base,
+            home,
+            env,
+            out: io::stdout(),
+            inbox,
+            deferred: VecDeque::new(),
+            next_request_id: 0,
+            initialized: false,
+            experimental_api: false,
+            thread: None,
+            closed: false,
+        }
+    }
+
+    pub fn run(mut self) -> i32 {
+        while let Some(msg) = self.next_message(None) {
+            self.handle_client(msg);
+        }
+        self.rec.record(&json!({"event": "exit", "code": 0, "reason": "stdin closed"}));
+        0
+    }
+
+    /// Next client message, deferred ones first. None at EOF or deadline.
+    fn next_message(&mut self, deadline: Option<Instant>) -> Option<Value> {
+        if let Some(m) = self.deferred.pop_front() {
+            return Some(m);
+        }
+        loop {
+            if self.closed {
+                return None;
+            }
+            let line = match deadline {
+                None => self.inbox.recv().unwrap_or(Line::Eof),
+                Some(d) => match self.inbox.recv_timeout(d.saturating_duration_since(Instant::now())) {
+                    Ok(l) => l,
+                    Err(RecvTimeoutError::Timeout) => return None,
+                    Err(RecvTimeoutError::Disconnected) => Line::Eof,
+                },
+            };
+            match line {
+                Line::Json(v) => {
+                    self.rec.record(&json!({"dir": "c2s", "msg": v}));
+                    return Some(v);
+                }
+                Line::Garbage { text, error } => {
+                    self.rec.record(&json!({"event": "bad_client_line", "text": text, "error": error}));
+                    self.send(json!({"id": null, "error": {"code": -32700, "message": format!("Parse error: {error}")}}));
+                }
+                Line::TooLong { len } => {
+                    self.rec.record(&json!({"event": "bad_client_line", "error": format!("line of {len} bytes")}));
+                }
+                Line::Eof => {
+                    self.closed = true;
+                    return None;
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, msg: Value) {
+        self.rec.record(&json!({"dir": "s2c", "msg": msg}));
+        if wire::write_message(&mut self.out, &msg).is_err() {
+            self.closed = true;
+        }
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"method": method, "params": params}));
+    }
+
+    fn respond(&mut self, id: &Value, result: Result<Value, (i64, String)>) {
+        match result {
+            Ok(r) => self.send(json!({"id": id, "result": r})),
+            Err((code, message)) => self.send(json!({"id": id, "error": {"code": code, "message": message}})),
+        }
+    }
+
+    fn handle_client(&mut self, msg: Value) {
+        let method = msg.get("method").and_then(Value::as_str).map(String::from);
+        let id = msg.get("id").cloned();
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        let (Some(method), Some(id)) = (method, id) else {
+            // Notifications (`initialized`) and stray responses need no answer.
+            return;
+        };
+        let result = match method.as_str() {
+            "initialize" => self.initialize(&params),
+            _ if !self.initialized => Err((-32600, "Not initialized".to_string())),
+            "thread/start" | "thread/resume" => {
+                let opened = self.open_thread(&method, &params);
+                let ok = opened.is_ok();
+                self.respond(&id, opened);
+                if ok {
+                    self.start_servers();
+                }
+                return;
+            }
+            "turn/start" => return self.turn(&id, &params),
+            "turn/interrupt" => Ok(json!({})),
+            other => Err((-32601, format!("Invalid request: unknown variant `{other}`"))),
+        };
+        self.respond(&id, result);
+    }
+
+    fn initialize(&mut self, params: &Value) -> Result<Value, (i64, String)> {
+        if self.initialized {
+            return Err((-32600, "Already initialized".into()));
+        }
+        self.initialized = true;
+        self.experimental_api = params.pointer("/capabilities/experimentalApi").and_then(Value::as_bool) == Some(true);
+        let name = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("unknown");
+        Ok(json!({
+            "userAgent": format!("{name}/{} (fake)", self.profile.version),
+            "codexHome": self.home.display().to_string(),
+            "platformFamily": "unix",
+            "platformOs": "linux",
+        }))
+    }
+
+    fn open_thread(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        let resume = if method == "thread/resume" {
+            match params.get("threadId").and_then(Value::as_str) {
+                Some(t) if self.load_state().threads.iter().any(|k| k == t) => Some(t.to_string()),
+                Some(t) => return Err((-32600, format!("no rollout found for thread id {t}"))),
+                None => return Err((-32600, "Invalid request: missing field `threadId`".to_string())),
+            }
+        } else {
+            None
+        };
+        let policy = params.get("approvalPolicy").cloned().unwrap_or(json!("on-request"));
+        match &policy {
+            Value::String(s) if ["untrusted", "on-failure", "on-request", "never"].contains(&s.as_str()) => {}
+            Value::Object(o) if o.contains_key("granular") => {
+                if !self.experimental_api {
+                    return Err((-32600, "askForApproval.granular requires experimentalApi capability".into()));
+                }
+            }
+            other => return Err((-32600, format!("Invalid request: unknown approval policy {other}"))),
+        }
+        let sandbox = params.get("sandbox").and_then(Value::as_str).unwrap_or("read-only").to_string();
+        let settings = self.base.for_thread(params.get("config")).map_err(|e| (-32600, e))?;
+        let id = match resume {
+            Some(id) => id,
+            None => self.new_thread_id(),
+        };
+        self.rec.record(&json!({
+            "event": "thread", "method": method, "id": id, "approvalPolicy": policy, "sandbox": sandbox,
+            "servers": describe_servers(&settings),
+        }));
+        self.thread = None; // stop the old thread's MCP servers first
+        let result = json!({
+            "thread": {"id": id, "status": {"type": "idle"}, "cliVersion": self.profile.version.to_string(), "turns": []},
+            "model": "mock-model", "modelProvider": "mock",
+            "cwd": params.get("cwd").cloned().unwrap_or(Value::Null),
+            "approvalPolicy": policy, "approvalsReviewer": "user", "sandbox": {"type": sandbox_type(&sandbox)},
+        });
+        self.thread = Some(Thread {
+            id,
+            approval_policy: policy,
+            sandbox,
+            settings,
+            servers: BTreeMap::new(),
+            approved_for_session: BTreeSet::new(),
+        });
+        Ok(result)
+    }
+
+    /// Connects every enabled MCP server of the new thread, announcing each
+    /// start as the real CLI does.
+    fn start_servers(&mut self) {
+        let Some(thread) = self.thread.as_ref() else { return };
+        let thread_id = thread.id.clone();
+        let enabled: Vec<_> = thread
+            .settings
+            .mcp_servers
+            .iter()
+            .filter(|(_, s)| s.enabled.unwrap_or(true))
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect();
+        self.notify("thread/started", json!({"thread": {"id": thread_id, "status": {"type": "idle"}}}));
+        for (name, settings) in enabled {
+            self.notify("mcpServer/startupStatus/updated", json!({"threadId": thread_id, "name": name, "status": "starting", "error": null}));
+            let conn = McpConnection::connect(&settings, &self.env);
+            let (status, error) = match &conn {
+                Ok(_) => ("ready", Value::Null),
+                Err(e) => ("failed", json!(e)),
+            };
+            self.rec.record(&json!({"event": "mcp_startup", "server": name, "status": status, "error": error}));
+            self.notify("mcpServer/startupStatus/updated", json!({"threadId": thread_id, "name": name, "status": status, "error": error}));
+            if let Some(t) = self.thread.as_mut() {
+                t.servers.insert(name, conn);
+            }
+        }
+    }
+
+    fn new_thread_id(&mut self) -> String {
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let id = format!("{:08x}-fake-{:04x}-{:012x}", std::process::id(), self.next_request_id & 0xffff, nanos & 0xffff_ffff_ffff);
+        let mut state = self.load_state();
+        state.threads.push(id.clone());
+        self.save_state(&state);
+        id
+    }
+
+    fn load_state(&self) -> State {
+        std::fs::read_to_string(&self.script.state)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    fn save_state(&self, state: &State) {
+        let _ = std::fs::write(&self.script.state, serde_json::to_string(state).unwrap_or_default());
+    }
+
+    // ---- turns -------------------------------------------------------------
+
+    fn turn(&mut self, id: &Value, params: &Value) {
+        let Some(thread_id) = self.thread.as_ref().map(|t| t.id.clone()) else {
+            return self.respond(id, Err((-32600, "no active thread: call thread/start first".into())));
+        };
+        if params.get("threadId").and_then(Value::as_str) != Some(thread_id.as_str()) {
+            return self.respond(id, Err((-32600, format!("thread not found: {}", params.get("threadId").unwrap_or(&Value::Null)))));
+        }
+        let mut state = self.load_state();
+        let index = state.next_turn;
+        state.next_turn += 1;
+        self.save_state(&state);
+        let turn_id = format!("turn-{index}");
+        self.rec.record(&json!({"event": "turn", "index": index, "turn_id": turn_id, "input": params.get("input")}));
+        self.respond(id, Ok(json!({"turn": {"id": turn_id, "items": [], "status": "inProgress", "error": null}})));
+        let ctx = json!({"threadId": thread_id, "turnId": turn_id});
+        self.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
+        self.notify("turn/started", json!({"threadId": thread_id, "turn": {"id": turn_id, "items": [], "status": "inProgress"}}));
+        let actions = self.script.turns.get(index).map(|t| t.actions.clone()).unwrap_or_default();
+        for action in actions {
+            if self.closed {
+                return;
+            }
+            match action {
+                Action::ToolCall { step, server, tool, arguments } => self.tool_call(&ctx, step, &server, &tool, &arguments),
+                Action::Request { step, request, server } => self.provider_request(&ctx, step, request, server.as_deref()),
+                Action::Raw { step, method, params } => {
+                    let reply = self.ask(&method, params);
+                    self.record_answer(step, &method, &reply, classify_raw(&reply));
+                }
+            }
+        }
+        let msg = json!({"type": "agentMessage", "id": format!("msg-{turn_id}"), "text": "Done."});
+        self.notify("item/started", json!({"item": msg, "threadId": thread_id, "turnId": turn_id}));
+        self.notify("item/completed", json!({"item": msg, "threadId": thread_id, "turnId": turn_id}));
+        self.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "idle"}}));
+        self.notify(
+            "turn/completed",
+            json!({"threadId": thread_id, "turn": {"id": turn_id, "items": [msg], "status": "completed", "error": null}}),
+        );
+    }
+
+    /// Sends a server request and waits for its reply, deferring any other
+    /// client message until after. None when the client never answers.
+    fn ask(&mut self, method: &str, params: Value) -> Option<Reply> {
+        let id = self.next_request_id;
+        self.next_request_id += 1;
+        self.send(json!({"method": method, "id": id, "params": params}));
+        let deadline = Instant::now() + ANSWER_TIMEOUT;
+        let mut held = Vec::new();
+        let reply = loop {
+            let Some(msg) = self.next_message(Some(deadline)) else { break None };
+            let is_reply = msg.get("method").is_none() && msg.get("id") == Some(&json!(id));
+            if is_reply {
+                break Some(Reply { result: msg.get("result").cloned(), error: msg.get("error").cloned() });
+            }
+            held.push(msg);
+        };
+        self.deferred.extend(held);
+        if reply.is_some() {
+            let thread_id = self.thread.as_ref().map(|t| t.id.clone());
+            self.notify("serverRequest/resolved", json!({"threadId": thread_id, "requestId": id}));
+        }
+        reply
+    }
+
+    fn record_answer(&mut self, step: usize, method: &str, reply: &Option<Reply>, answer: &str) {
+        let raw = match reply {
+            None => Value::Null,
+            Some(r) => json!({"result": r.result, "error": r.error}),
+        };
+        self.rec.record(&json!({"event": "outcome", "step": step, "method": method, "prompted": true, "answer": answer, "reply": raw}));
+    }
+
+    fn provider_request(&mut self, ctx: &Value, step: usize, kind: RequestKind, server: Option<&str>) {
+        let now = now_ms();
+        let item_id = format!("item-{step}");
+        let mut params = ctx.clone();
+        let extra = match kind {
+            RequestKind::Command => json!({"itemId": item_id, "startedAtMs": now, "command": "rm -rf build", "cwd": "/tmp", "reason": "clean the build directory"}),
+            RequestKind::FileChange => json!({"itemId": item_id, "startedAtMs": now, "reason": "edit README.md", "grantRoot": null}),
+            RequestKind::Permissions => json!({"itemId": item_id, "startedAtMs": now, "cwd": "/tmp", "reason": "needs network", "permissions": {"network": {"enabled": true}}}),
+            RequestKind::UserInput => json!({"itemId": item_id, "isBlocking": true, "questions": [{"id": "q1", "header": "Choice", "question": "Which branch?"}]}),
+            RequestKind::UrlElicitation => json!({"serverName": server.unwrap_or(""), "mode": "url", "elicitationId": format!("el-{step}"), "url": "https://example.invalid/consent", "message": "Open this page to sign in", "_meta": null}),
+            RequestKind::FormElicitation => json!({"serverName": server.unwrap_or(""), "mode": "form", "message": "Please enter your API key", "requestedSchema": {"type": "object", "properties": {"api_key": {"type": "string"}}}, "_meta": null}),
+        };
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        let method = match kind {
+            RequestKind::Command => "item/commandExecution/requestApproval",
+            RequestKind::FileChange => "item/fileChange/requestApproval",
+            RequestKind::Permissions => "item/permissions/requestApproval",
+            RequestKind::UserInput => "item/tool/requestUserInput",
+            RequestKind::UrlElicitation | RequestKind::FormElicitation => "mcpServer/elicitation/request",
+        };
+        let reply = self.ask(method, params);
+        let answer = match kind {
+            RequestKind::Command | RequestKind::FileChange => classify_decision(&reply),
+            RequestKind::Permissions => classify_permissions(&reply),
+            RequestKind::UserInput => classify_user_input(&reply),
+            RequestKind::UrlElicitation | RequestKind::FormElicitation => classify_elicitation(&reply),
+        };
+        self.record_answer(step, method, &reply, answer);
+    }
+
+    fn tool_call(&mut self, ctx: &Value, step: usize, server: &str, tool: &str, arguments: &Value) {
+        let call_id = format!("call_{step}");
+        let (thread_id, turn_id) = (ctx["threadId"].clone(), ctx["turnId"].clone());
+        // The model only sees tools of servers that started; anything else is
+        // an unsupported call that never becomes an MCP item.
+        let known = self.thread.as_ref().and_then(|t| match t.servers.get(server) {
+            Some(Ok(conn)) => conn.tool(tool).map(|t| (t.annotations.clone(), t.description.clone())),
+            _ => None,
+        });
+        let Some((annotations, description)) = known else {
+            let text = format!("unsupported call: mcp__{server}__{tool}");
+            self.rec.record(&json!({"event": "outcome", "step": step, "prompted": false, "item_status": null, "model_saw": text, "server": server, "tool": tool}));
+            return;
+        };
+        let item = |status: &str, result: Value, error: Value| {
+            json!({"type": "mcpToolCall", "id": call_id, "server": server, "tool": tool, "status": status,
+                   "arguments": arguments, "result": result, "error": error})
+        };
+        self.notify("item/started", json!({"item": item("inProgress", Value::Null, Value::Null), "threadId": thread_id, "turnId": turn_id}));
+        let thread = self.thread.as_ref().expect("checked above");
+        let mode = thread.settings.mcp_servers.get(server).map(|s| s.mode_for(tool)).unwrap_or(super::config::ApprovalMode::Auto);
+        let session_ok = thread.approved_for_session.contains(&(server.to_string(), tool.to_string()));
+        let decision = approval::decide(&self.profile, &thread.approval_policy, &thread.sandbox, mode, annotations.as_ref(), session_ok);
+        let mut prompted = false;
+        let mut answer = Value::Null;
+        let mut persist = Value::Null;
+        let outcome = match decision {
+            Decision::DenyNever => Outcome::Failed(approval::NEVER_DENIAL.into()),
+            Decision::Run => self.run_tool(ctx, &call_id, server, tool, arguments),
+            Decision::Prompt => {
+                prompted = true;
+                self.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}));
+                let params = self.approval_params(ctx, server, tool, description.as_deref(), arguments);
+                let reply = self.ask("mcpServer/elicitation/request", params);
+                self.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
+                answer = json!(classify_elicitation(&reply));
+                persist = reply.as_ref().and_then(|r| r.result.as_ref()).and_then(|r| r.pointer("/_meta/persist")).cloned().unwrap_or(Value::Null);
+                match answer.as_str() {
+                    Some("accept") => {
+                        self.remember_approval(server, tool, &persist);
+                        self.run_tool(ctx, &call_id, server, tool, arguments)
+                    }
+                    Some("cancel") => Outcome::Failed(approval::CANCELLED.into()),
+                    _ => Outcome::Failed(approval::REJECTED.into()),
+                }
+            }
+        };
+        let (status, result, error) = match &outcome {
+            Outcome::Completed(r) => ("completed", r.clone(), Value::Null),
+            Outcome::Failed(e) => ("failed", Value::Null, json!({"message": e})),
+        };
+        self.notify("item/completed", json!({"item": item(status, result, error), "threadId": thread_id, "turnId": turn_id}));
+        let model_saw = self.model_output(&outcome);
+        self.rec.record(&json!({
+            "event": "outcome", "step": step, "server": server, "tool": tool, "call_id": call_id,
+            "decision": format!("{decision:?}"), "prompted": prompted, "answer": answer, "persist": persist,
+            "item_status": status, "model_saw": model_saw,
+        }));
+    }
+
+    fn approval_params(&self, ctx: &Value, server: &str, tool: &str, description: Option<&str>, arguments: &Value) -> Value {
+        let display: Vec<Value> = arguments
+            .as_object()
+            .map(|o| o.iter().map(|(k, v)| json!({"name": k, "value": v, "display_name": k})).collect())
+            .unwrap_or_default();
+        let mut meta = json!({
+            "codex_approval_kind": "mcp_tool_call",
+            "persist": ["session", "always"],
+            "tool_description": description,
+            "tool_params": arguments,
+            "tool_params_display": display,
+        });
+        if self.profile.elicitation_has_tool_name() {
+            meta["tool_name"] = json!(tool);
+        }
+        let mut params = json!({
+            "threadId": ctx["threadId"], "turnId": ctx["turnId"], "serverName": server, "mode": "form",
+            "_meta": meta,
+            "message": format!("Allow the {server} MCP server to run tool \"{tool}\"?"),
+            "requestedSchema": {"type": "object", "properties": {}},
+        });
+        if self.profile.elicitation_has_environment_id() {
+            params["environmentId"] = Value::Null;
+        }
+        params
+    }
+
+    /// `persist: "session"` stops re-prompting in this process; `"always"`
+    /// writes the per-tool approval into CODEX_HOME/config.toml.
+    fn remember_approval(&mut self, server: &str, tool: &str, persist: &Value) {
+        match persist.as_str() {
+            Some("session") => {
+                if let Some(t) = self.thread.as_mut() {
+                    t.approved_for_session.insert((server.to_string(), tool.to_string()));
+                }
+            }
+            Some("always") => {
+                if let Some(t) = self.thread.as_mut() {
+                    t.approved_for_session.insert((server.to_string(), tool.to_string()));
+                }
+                let path = self.home.join("config.toml");
+                let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+                text.push_str(&format!("\n[mcp_servers.{server}.tools.{tool}]\napproval_mode = \"approve\"\n"));
+                let _ = std::fs::write(&path, text);
+                self.rec.record(&json!({"event": "persisted", "server": server, "tool": tool}));
+            }
+            _ => {}
+        }
+    }
+
+    fn run_tool(&mut self, ctx: &Value, call_id: &str, server: &str, tool: &str, arguments: &Value) -> Outcome {
+        let mut meta = json!({
+            "progressToken": call_id,
+            "threadId": ctx["threadId"],
+            "x-codex-turn-metadata": {"turnId": ctx["turnId"]},
+        });
+        if self.profile.call_meta_has_call_id() {
+            meta["callId"] = json!(call_id);
+            meta["itemId"] = json!(call_id);
+        }
+        if self.profile.call_meta_has_session_id() {
+            meta["sessionId"] = ctx["threadId"].clone();
+            meta["windowId"] = json!("window-0");
+        }
+        let profile = self.profile;
+        let Some(Ok(conn)) = self.thread.as_mut().and_then(|t| t.servers.get_mut(server)) else {
+            return Outcome::Failed(format!("unknown MCP server '{server}'"));
+        };
+        match conn.call(tool, arguments, meta) {
+            Ok(result) => {
+                if profile.float_priority_breaks() && has_float_priority(&result) {
+                    Outcome::Failed("tool call failed: Unexpected response type".into())
+                } else {
+                    Outcome::Completed(result)
+                }
+            }
+            Err(e) => Outcome::Failed(format!("tool call error: {e}")),
+        }
+    }
+
+    /// What the model receives as the function call output.
+    fn model_output(&self, outcome: &Outcome) -> Value {
+        let header = "Wall time: 0.0010 seconds\nOutput:";
+        let (text_parts, raw_blocks): (Vec<String>, Value) = match outcome {
+            Outcome::Failed(e) => (vec![e.clone()], json!(e)),
+            Outcome::Completed(r) => {
+                let blocks = r.get("content").cloned().unwrap_or(json!([]));
+                let texts = blocks
+                    .as_array()
+                    .map(|a| a.iter().map(|b| b.get("text").and_then(Value::as_str).map(String::from).unwrap_or_else(|| b.to_string())).collect())
+                    .unwrap_or_default();
+                (texts, blocks)
+            }
+        };
+        if self.profile.output_as_input_text_array() {
+            let mut parts = vec![json!({"type": "input_text", "text": header})];
+            parts.extend(text_parts.into_iter().map(|t| json!({"type": "input_text", "text": t})));
+            Value::Array(parts)
+        } else {
+            let body = match raw_blocks {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            json!(format!("{header}\n{body}"))
+        }
+    }
+}
+
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct State {
+    next_turn: usize,
+    threads: Vec<String>,
+}
+
+fn sandbox_type(mode: &str) -> &'static str {
+    match mode {
+        "danger-full-access" => "dangerFullAccess",
+        "workspace-write" => "workspaceWrite",
+        _ => "readOnly",
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn describe_servers(settings: &Settings) -> Value {
+    let mode = |m: Option<super::config::ApprovalMode>| m.map(|m| format!("{m:?}").to_lowercase());
+    let servers: serde_json::Map<String, Value> = settings
+        .mcp_servers
+        .iter()
+        .map(|(name, s)| {
+            let tools: serde_json::Map<String, Value> = s.tools.iter().map(|(t, ts)| (t.clone(), json!(mode(ts.approval_mode)))).collect();
+            (name.clone(), json!({
+                "transport": if s.url.is_some() { "http" } else { "stdio" },
+                "enabled": s.enabled.unwrap_or(true),
+                "default_tools_approval_mode": mode(s.default_tools_approval_mode),
+                "tools": tools,
+            }))
+        })
+        .collect();
+    Value::Object(servers)
+}
+
+fn has_float_priority(result: &Value) -> bool {
+    result.get("content").and_then(Value::as_array).is_some_and(|blocks| {
+        blocks.iter().any(|b| b.pointer("/annotations/priority").is_some_and(|p| p.is_f64()))
+    })
+}
+
+fn classify_elicitation(reply: &Option<Reply>) -> &'static str {
+    match reply {
+        None => "none",
+        Some(Reply { error: Some(_), .. }) => "error",
+        Some(Reply { result: Some(r), .. }) => match r.get("action").and_then(Value::as_str) {
+            Some("accept") => "accept",
+            Some("decline") => "decline",
+            Some("cancel") => "cancel",
+            _ => "malformed",
+        },
+        Some(_) => "malformed",
+    }
+}
+
+fn classify_decision(reply: &Option<Reply>) -> &'static str {
+    match reply {
+        None => "none",
+        Some(Reply { error: Some(_), .. }) => "error",
+        Some(Reply { result: Some(r), .. }) => match r.get("decision") {
+            Some(Value::String(s)) if s == "accept" => "accept",
+            Some(Value::String(s)) if s == "acceptForSession" => "accept-for-session",
+            Some(Value::String(s)) if s == "decline" => "decline",
+            Some(Value::String(s)) if s == "cancel" => "cancel",
+            Some(Value::Object(_)) => "accept-with-amendment",
+            _ => "malformed",
+        },
+        Some(_) => "malformed",
+    }
+}
+
+fn classify_permissions(reply: &Option<Reply>) -> &'static str {
+    match reply {
+        None => "none",
+        Some(Reply { error: Some(_), .. }) => "error",
+        Some(Reply { result: Some(r), .. }) => match r.get("permissions") {
+            Some(Value::Object(p)) if p.values().all(Value::is_null) => "decline",
+            Some(Value::Object(_)) => "accept",
+            _ => "malformed",
+        },
+        Some(_) => "malformed",
+    }
+}
+
+fn classify_user_input(reply: &Option<Reply>) -> &'static str {
+    match reply {
+        None => "none",
+        Some(Reply { error: Some(_), .. }) => "error",
+        Some(Reply { result: Some(r), .. }) => match r.get("answers") {
+            Some(Value::Object(a)) if a.is_empty() => "empty-answers",
+            Some(Value::Object(_)) => "answered",
+            _ => "malformed",
+        },
+        Some(_) => "malformed",
+    }
+}
+
+fn classify_raw(reply: &Option<Reply>) -> &'static str {
+    match reply {
+        None => "none",
+        Some(Reply { error: Some(_), .. }) => "error",
+        Some(_) => "result",
+    }
+}
