@@ -1,1 +1,9 @@
-//! Conformance harness.
+//! Conformance harness for per-tool MCP approval policies in coding-agent
+//! drivers: scenario files in, verdicts out.
+
+pub mod driver;
+pub mod judge;
+pub mod reference;
+pub mod run;
+pub mod scenario;
+pub mod suite;

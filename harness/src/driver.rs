@@ -1,0 +1,107 @@
+//! The driver under test, as the harness sees it. Everything crossing this
+//! boundary is plain serializable data, so the same calls can travel over a
+//! process boundary to a driver written in any language.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::scenario::HostAnswer;
+
+/// One MCP server as the host declares it to the driver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerSpec {
+    pub name: String,
+    pub transport: Transport,
+    pub reason: String,
+    /// Exact tool name -> approval mode as written by the host (the driver
+    /// validates it).
+    pub tools: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Transport {
+    Stdio { command: String, args: Vec<String> },
+    Http { url: String, bearer_token_env: Option<String> },
+}
+
+/// Everything needed to open a session with the provider.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Launch {
+    pub provider: String,
+    /// The provider executable the driver must run (a fake, or a real binary).
+    pub binary: PathBuf,
+    /// Isolated provider home (CODEX_HOME) and working directory.
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+    /// Secret values by environment variable name.
+    pub secrets: BTreeMap<String, String>,
+    /// `ask` or `auto-approve`.
+    pub global: String,
+    pub servers: Vec<ServerSpec>,
+}
+
+/// A decision the driver hands to its host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Prompt {
+    ToolCall { server: String, tool: String },
+    Command,
+    FileChange,
+    Permissions,
+    UrlElicitation { server: String },
+    FormElicitation { server: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub kind: String,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Failure {
+        Failure { kind: kind.into(), message: message.into() }
+    }
+}
+
+/// The driver's own record of a tool call, keyed by the provider's call id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    pub call_id: String,
+    pub server: String,
+    pub tool: String,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TurnOutput {
+    pub tool_calls: Vec<ToolCallRecord>,
+}
+
+pub trait Host {
+    fn decide(&mut self, prompt: &Prompt) -> HostAnswer;
+}
+
+pub trait Driver {
+    fn name(&self) -> String;
+    /// Capabilities the driver claims, e.g. `codex`, `per-tool-approval`.
+    fn capabilities(&self) -> BTreeSet<String>;
+    fn fingerprint(&mut self, servers: &[ServerSpec], global: &str) -> Result<String, Failure>;
+    fn open(&mut self, launch: &Launch) -> Result<(), Failure>;
+    /// One turn; `scoped` servers are attached for this call only.
+    fn turn(&mut self, prompt: &str, scoped: &[ServerSpec], host: &mut dyn Host) -> Result<TurnOutput, Failure>;
+    /// Re-open with (possibly changed) declarations or secrets.
+    fn resume(&mut self, launch: &Launch) -> Result<(), Failure>;
+    fn close(&mut self);
+}
+
+/// Capabilities the reference driver claims.
+pub fn reference_capabilities() -> BTreeSet<String> {
+    ["codex", "per-tool-approval", "fingerprint", "resume", "call-scoped-servers", "http-servers", "secret-rotation"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}

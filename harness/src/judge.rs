@@ -1,0 +1,156 @@
+//! Compares what a trial observed with what its scenario expects.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::run::Observations;
+use crate::scenario::{Scenario, Step};
+
+/// One expectation that did not hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// `step 3 (tool_call files.read_file)`, `launch`, or `invariant`.
+    pub at: String,
+    pub field: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: expected {}, got {}", self.at, self.field, self.expected, self.actual)
+    }
+}
+
+pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
+    let mut out = Vec::new();
+    let mut push = |at: &str, field: &str, expected: String, actual: String| {
+        out.push(Mismatch { at: at.to_string(), field: field.to_string(), expected, actual });
+    };
+    for v in &obs.violations {
+        push("invariant", "recordings", "no violation".into(), v.clone());
+    }
+    for p in &obs.stray_prompts {
+        push("host", "prompt", "only prompts the steps expect".into(), format!("{p:?}"));
+    }
+    match (&scenario.launch.error, &obs.launch_error) {
+        (Some(kind), Some(err)) if &err.kind == kind => {
+            if obs.provider_launches > 0 {
+                push("launch", "provider processes", "0 (refused before launch)".into(), obs.provider_launches.to_string());
+            }
+        }
+        (Some(kind), got) => push("launch", "error", kind.clone(), describe_failure(got)),
+        (None, Some(err)) => push("launch", "error", "none".into(), format!("{}: {}", err.kind, err.message)),
+        (None, None) => {}
+    }
+    let mut fingerprints: BTreeMap<&str, &str> = BTreeMap::new();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let o = &obs.steps[i];
+        let at = format!("step {} ({})", i + 1, describe_step(step));
+        if let Some(e) = &o.driver_error {
+            push(&at, "driver", "no error".into(), format!("{}: {}", e.kind, e.message));
+        }
+        let outcome = o.outcome.as_ref();
+        let field = |k: &str| outcome.and_then(|v| v.get(k)).cloned().unwrap_or(Value::Null);
+        let mut check = |name: &str, expected: Option<String>, actual: String| {
+            if let Some(e) = expected {
+                if e != actual {
+                    push(&at, name, e, actual);
+                }
+            }
+        };
+        match step {
+            Step::ToolCall { expect, .. } => {
+                let made = outcome.is_some();
+                check("prompted", expect.prompted.map(|b| b.to_string()), if made { (field("prompted") == true).to_string() } else { "no call made".into() });
+                check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host_asked.to_string());
+                check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
+                check("persisted", expect.persisted.map(|b| b.to_string()), (!field("persist").is_null()).to_string());
+                check("server_calls", expect.server_calls.map(|n| n.to_string()), o.server_calls.to_string());
+                check("item", expect.item.clone(), text_or(field("item_status"), "none"));
+                check("model_saw", expect.model_saw.clone(), model_saw(&field("model_saw"), made));
+            }
+            Step::Request { expect, .. } | Step::RawRequest { expect, .. } => {
+                check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
+                check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host_asked.to_string());
+            }
+            Step::Fingerprint { label, expect } => {
+                let fp = o.fingerprint.as_deref().unwrap_or("");
+                if let Some(other) = &expect.same_as {
+                    let theirs = fingerprints.get(other.as_str()).copied().unwrap_or("");
+                    if fp.is_empty() || fp != theirs {
+                        push(&at, "fingerprint", format!("same as `{other}` ({theirs})"), fp.to_string());
+                    }
+                }
+                if let Some(other) = &expect.differs_from {
+                    let theirs = fingerprints.get(other.as_str()).copied().unwrap_or("");
+                    if fp.is_empty() || fp == theirs {
+                        push(&at, "fingerprint", format!("different from `{other}` ({theirs})"), fp.to_string());
+                    }
+                }
+                fingerprints.insert(label, fp);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn describe_failure(f: &Option<crate::driver::Failure>) -> String {
+    match f {
+        Some(e) => format!("{}: {}", e.kind, e.message),
+        None => "the driver launched".into(),
+    }
+}
+
+pub fn describe_step(step: &Step) -> String {
+    match step {
+        Step::ToolCall { server, tool, .. } => format!("tool_call {}.{}", server.trim(), tool.trim()),
+        Step::Request { request, .. } => format!("request {request:?}"),
+        Step::RawRequest { method, .. } => format!("raw_request {method}"),
+        Step::Attach { server } => format!("attach {server}"),
+        Step::Detach { server } => format!("detach {server}"),
+        Step::Resume {} => "resume".into(),
+        Step::RotateSecret { server } => format!("rotate_secret {server}"),
+        Step::SetPolicy { server, tool, .. } => format!("set_policy {server}.{tool}"),
+        Step::ReorderServers {} => "reorder_servers".into(),
+        Step::Fingerprint { label, .. } => format!("fingerprint {label}"),
+    }
+}
+
+fn text_or(v: Value, none: &str) -> String {
+    match v {
+        Value::String(s) => s,
+        Value::Null => none.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Classifies what the model received for a call.
+fn model_saw(output: &Value, made: bool) -> String {
+    if !made {
+        return "no call made".into();
+    }
+    let text = match output {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    };
+    use fakes::codex::approval::{CANCELLED, NEVER_DENIAL, REJECTED};
+    let class = if text.contains("unsupported call") {
+        "unsupported"
+    } else if text.contains(REJECTED) {
+        "rejected"
+    } else if text.contains(CANCELLED) {
+        "cancelled"
+    } else if text.contains(NEVER_DENIAL) {
+        "denied-never"
+    } else if text.contains(" ok: ") {
+        "result"
+    } else {
+        "error"
+    };
+    class.to_string()
+}

@@ -1,0 +1,416 @@
+//! The reference driver behind the harness's [`Driver`] trait, and the
+//! deliberately broken variants the suite must fail.
+
+use std::collections::BTreeSet;
+
+use drivers::codex::{CodexDriver, Launch as DriverLaunch, Parts};
+use drivers::{ApprovalPolicy, GlobalPolicy, HostDecision, HostPrompt, McpServerSpec, ServerSet, SpecError};
+use serde_json::json;
+
+use crate::driver::{self, Driver, Failure, Host, Launch, Prompt, ServerSpec, Transport, TurnOutput};
+use crate::scenario::HostAnswer;
+
+/// Adapter-level faults: bugs in how a driver library is wired into a host,
+/// as opposed to the [`Parts`] it is made of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wiring {
+    /// Unknown approval modes are dropped instead of rejected.
+    pub lenient_modes: bool,
+    /// Call-scoped servers stay attached after their call.
+    pub sticky_scoped: bool,
+    /// Resume re-declares servers without their tool policies.
+    pub resume_drops_policies: bool,
+    /// Resume keeps the running provider whatever changed.
+    pub resume_is_noop: bool,
+}
+
+pub struct ReferenceDriver {
+    name: String,
+    inner: CodexDriver,
+    wiring: Wiring,
+    ever_scoped: Vec<ServerSpec>,
+}
+
+impl ReferenceDriver {
+    pub fn new() -> ReferenceDriver {
+        ReferenceDriver::variant("reference", Parts::reference(), Wiring::default())
+    }
+
+    pub fn variant(name: &str, parts: Parts, wiring: Wiring) -> ReferenceDriver {
+        ReferenceDriver { name: name.to_string(), inner: CodexDriver::new(parts), wiring, ever_scoped: Vec::new() }
+    }
+
+    fn specs(&self, servers: &[ServerSpec]) -> Result<Vec<McpServerSpec>, Failure> {
+        servers.iter().map(|s| self.spec(s)).collect()
+    }
+
+    fn spec(&self, s: &ServerSpec) -> Result<McpServerSpec, Failure> {
+        let mut tools = std::collections::BTreeMap::new();
+        for (tool, mode) in &s.tools {
+            match ApprovalPolicy::parse(mode) {
+                Ok(p) => {
+                    tools.insert(tool.clone(), p);
+                }
+                Err(_) if self.wiring.lenient_modes => {}
+                Err(e) => return Err(failure(e)),
+            }
+        }
+        let transport = match &s.transport {
+            Transport::Stdio { command, args } => {
+                drivers::Transport::Stdio { command: command.clone(), args: args.clone(), env: Default::default() }
+            }
+            Transport::Http { url, bearer_token_env } => {
+                drivers::Transport::Http { url: url.clone(), bearer_token_env: bearer_token_env.clone() }
+            }
+        };
+        Ok(McpServerSpec { name: s.name.clone(), transport, reason: s.reason.clone(), tools })
+    }
+
+    fn launch(&self, l: &Launch) -> Result<DriverLaunch, Failure> {
+        Ok(DriverLaunch {
+            binary: l.binary.clone(),
+            home: l.home.clone(),
+            cwd: l.cwd.clone(),
+            secrets: l.secrets.clone(),
+            global: global(&l.global)?,
+            servers: self.specs(&l.servers)?,
+        })
+    }
+}
+
+impl Default for ReferenceDriver {
+    fn default() -> Self {
+        ReferenceDriver::new()
+    }
+}
+
+impl Driver for ReferenceDriver {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn capabilities(&self) -> BTreeSet<String> {
+        driver::reference_capabilities()
+    }
+
+    fn fingerprint(&mut self, servers: &[ServerSpec], global_policy: &str) -> Result<String, Failure> {
+        self.inner.fingerprint(self.specs(servers)?, global(global_policy)?).map_err(failure)
+    }
+
+    fn open(&mut self, launch: &Launch) -> Result<(), Failure> {
+        let l = self.launch(launch)?;
+        self.inner.open(l).map_err(failure)
+    }
+
+    fn turn(&mut self, prompt: &str, scoped: &[ServerSpec], host: &mut dyn Host) -> Result<TurnOutput, Failure> {
+        let mut scoped = scoped.to_vec();
+        if self.wiring.sticky_scoped {
+            for s in &scoped {
+                if !self.ever_scoped.iter().any(|e| e.name == s.name) {
+                    self.ever_scoped.push(s.clone());
+                }
+            }
+            scoped = self.ever_scoped.clone();
+        }
+        let specs = self.specs(&scoped)?;
+        let mut bridge = HostBridge(host);
+        let report = self.inner.turn(prompt, specs, &mut bridge).map_err(failure)?;
+        Ok(TurnOutput {
+            tool_calls: report
+                .tool_calls
+                .into_iter()
+                .map(|r| driver::ToolCallRecord { call_id: r.call_id, server: r.server, tool: r.tool, status: r.status })
+                .collect(),
+        })
+    }
+
+    fn resume(&mut self, launch: &Launch) -> Result<(), Failure> {
+        if self.wiring.resume_is_noop {
+            return Ok(());
+        }
+        let mut l = self.launch(launch)?;
+        if self.wiring.resume_drops_policies {
+            for s in &mut l.servers {
+                s.tools.clear();
+            }
+        }
+        self.inner.resume(l).map_err(failure)
+    }
+
+    fn close(&mut self) {
+        self.inner.close();
+    }
+}
+
+struct HostBridge<'a>(&'a mut dyn Host);
+
+impl drivers::Host for HostBridge<'_> {
+    fn decide(&mut self, prompt: &HostPrompt) -> HostDecision {
+        let p = match prompt {
+            HostPrompt::ToolCall { server, tool } => Prompt::ToolCall { server: server.clone(), tool: tool.clone() },
+            HostPrompt::Command => Prompt::Command,
+            HostPrompt::FileChange => Prompt::FileChange,
+            HostPrompt::Permissions => Prompt::Permissions,
+            HostPrompt::UrlElicitation { server } => Prompt::UrlElicitation { server: server.clone() },
+            HostPrompt::FormElicitation { server } => Prompt::FormElicitation { server: server.clone() },
+        };
+        match self.0.decide(&p) {
+            HostAnswer::Accept => HostDecision::Accept,
+            HostAnswer::Decline => HostDecision::Decline,
+            HostAnswer::Cancel => HostDecision::Cancel,
+        }
+    }
+}
+
+fn global(s: &str) -> Result<GlobalPolicy, Failure> {
+    match s {
+        "ask" => Ok(GlobalPolicy::Ask),
+        "auto-approve" => Ok(GlobalPolicy::AutoApprove),
+        other => Err(Failure::new("invalid-policy", format!("global policy `{other}`"))),
+    }
+}
+
+fn failure(e: impl Into<drivers::DriverError>) -> Failure {
+    let e = e.into();
+    Failure::new(e.kind, e.message)
+}
+
+// ---- mutants ---------------------------------------------------------------
+
+/// A known driver bug, as a constructor of the broken driver.
+pub struct Mutant {
+    pub name: &'static str,
+    pub bug: &'static str,
+    pub build: fn() -> ReferenceDriver,
+}
+
+fn with_parts(name: &str, change: impl FnOnce(&mut Parts)) -> ReferenceDriver {
+    let mut parts = Parts::reference();
+    change(&mut parts);
+    ReferenceDriver::variant(name, parts, Wiring::default())
+}
+
+fn with_wiring(name: &str, wiring: Wiring) -> ReferenceDriver {
+    ReferenceDriver::variant(name, Parts::reference(), wiring)
+}
+
+pub fn mutants() -> Vec<Mutant> {
+    vec![
+        Mutant {
+            name: "reject-all-requests",
+            bug: "refuses every server request, so a prompted tool the host approves never runs",
+            build: || with_parts("reject-all-requests", |p| p.respond = |m, _, _, _| Err((-32601, format!("unsupported `{m}`")))),
+        },
+        Mutant {
+            name: "global-never",
+            bug: "maps auto-approve to approvalPolicy `never`, an in-CLI denial on Codex 0.148+",
+            build: || {
+                with_parts("global-never", |p| {
+                    p.approval_policy = |g| match g {
+                        GlobalPolicy::AutoApprove => json!("never"),
+                        GlobalPolicy::Ask => json!("on-request"),
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "blanket-accept",
+            bug: "accepts every elicitation, not only tool approvals it may settle",
+            build: || {
+                with_parts("blanket-accept", |p| {
+                    p.respond = |m, params, ctx, host| {
+                        if m == "mcpServer/elicitation/request" {
+                            Ok(json!({"action": "accept", "content": {}}))
+                        } else {
+                            drivers::codex::respond::respond(m, params, ctx, host)
+                        }
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "accept-commands",
+            bug: "approves command, file-change and permission requests without the host",
+            build: || {
+                with_parts("accept-commands", |p| {
+                    p.respond = |m, params, ctx, host| match m {
+                        "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => Ok(json!({"decision": "accept"})),
+                        "item/permissions/requestApproval" => {
+                            Ok(json!({"permissions": params.get("permissions").cloned().unwrap_or(json!({})), "scope": "session"}))
+                        }
+                        _ => drivers::codex::respond::respond(m, params, ctx, host),
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "ack-unknown-requests",
+            bug: "answers server requests it does not understand with an empty result",
+            build: || {
+                with_parts("ack-unknown-requests", |p| {
+                    p.respond = |m, params, ctx, host| match drivers::codex::respond::respond(m, params, ctx, host) {
+                        Err((-32601, _)) => Ok(json!({})),
+                        other => other,
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "drop-policy",
+            bug: "silently drops per-tool policies from the provider config",
+            build: || {
+                with_parts("drop-policy", |p| {
+                    p.config_toml = |set| {
+                        let stripped: Vec<McpServerSpec> =
+                            set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
+                        drivers::codex::projection::config_toml(&ServerSet::build(stripped).unwrap_or_default())
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "server-wide-approve",
+            bug: "approves a whole server when one of its tools is approved",
+            build: || {
+                with_parts("server-wide-approve", |p| {
+                    p.config_toml = |set| {
+                        let mut text = drivers::codex::projection::config_toml(set);
+                        for s in set.servers() {
+                            if s.tools.values().any(|p| *p == ApprovalPolicy::Approve) {
+                                text.push_str(&format!("\n[mcp_servers.{}]\ndefault_tools_approval_mode = \"approve\"\n", s.name));
+                            }
+                        }
+                        // Appending a second [mcp_servers.X] header is invalid
+                        // TOML; merge by re-parsing.
+                        merge_duplicate_tables(&text)
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "name-only-match",
+            bug: "matches approvals by tool name alone, so another server's same-named tool is approved too",
+            build: || {
+                with_parts("name-only-match", |p| {
+                    p.respond = |m, params, ctx, host| {
+                        if m == "mcpServer/elicitation/request" {
+                            if let Some(tool) = drivers::codex::respond::approval_tool_name(params) {
+                                if ctx.servers.servers().any(|s| s.tools.get(&tool) == Some(&ApprovalPolicy::Approve)) {
+                                    return Ok(json!({"action": "accept", "content": {}}));
+                                }
+                            }
+                        }
+                        drivers::codex::respond::respond(m, params, ctx, host)
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "persist-always",
+            bug: "answers approvals with _meta.persist = always, so one yes outlives the policy",
+            build: || {
+                with_parts("persist-always", |p| {
+                    p.respond = |m, params, ctx, host| {
+                        let mut answer = drivers::codex::respond::respond(m, params, ctx, host);
+                        if let Ok(v) = &mut answer {
+                            if v.get("action") == Some(&json!("accept")) {
+                                v["_meta"] = json!({"persist": "always"});
+                            }
+                        }
+                        answer
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "fingerprint-ignores-policy",
+            bug: "fingerprint covers servers but not tool policies, so a policy change reuses the old provider",
+            build: || {
+                with_parts("fingerprint-ignores-policy", |p| {
+                    p.fingerprint = |set, g| {
+                        let stripped: Vec<McpServerSpec> =
+                            set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
+                        drivers::fingerprint::fingerprint(&ServerSet::build(stripped).unwrap_or_default(), g)
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "no-normalization",
+            bug: "takes declarations verbatim: no trimming, later duplicates silently win",
+            build: || with_parts("no-normalization", |p| p.build = build_verbatim),
+        },
+        Mutant {
+            name: "reject-all-duplicates",
+            bug: "refuses identical duplicate declarations that should merge",
+            build: || with_parts("reject-all-duplicates", |p| p.build = build_rejecting_duplicates),
+        },
+        Mutant {
+            name: "lenient-modes",
+            bug: "drops unknown approval modes instead of refusing to launch",
+            build: || with_wiring("lenient-modes", Wiring { lenient_modes: true, ..Wiring::default() }),
+        },
+        Mutant {
+            name: "sticky-scoped-servers",
+            bug: "keeps call-scoped servers attached after their call",
+            build: || with_wiring("sticky-scoped-servers", Wiring { sticky_scoped: true, ..Wiring::default() }),
+        },
+        Mutant {
+            name: "resume-drops-policies",
+            bug: "re-declares servers without their tool policies on resume",
+            build: || with_wiring("resume-drops-policies", Wiring { resume_drops_policies: true, ..Wiring::default() }),
+        },
+        Mutant {
+            name: "resume-is-noop",
+            bug: "resume keeps the running provider, so rotated secrets and changed policies never arrive",
+            build: || with_wiring("resume-is-noop", Wiring { resume_is_noop: true, ..Wiring::default() }),
+        },
+    ]
+}
+
+fn build_verbatim(specs: Vec<McpServerSpec>) -> Result<ServerSet, SpecError> {
+    // Later declarations overwrite earlier ones; names are not trimmed, so
+    // " files " and "files" are different servers.
+    let mut by_name = std::collections::BTreeMap::new();
+    for s in specs {
+        by_name.insert(s.name.clone(), s);
+    }
+    let mut set = ServerSet::default();
+    for (_, s) in by_name {
+        let tools = s.tools.into_iter().map(|(t, p)| (t.trim().to_string(), p)).collect();
+        set.insert(McpServerSpec { name: s.name.trim().to_string(), tools, ..s })?;
+    }
+    Ok(set)
+}
+
+fn build_rejecting_duplicates(specs: Vec<McpServerSpec>) -> Result<ServerSet, SpecError> {
+    let mut seen = BTreeSet::new();
+    for s in &specs {
+        if !seen.insert(s.name.trim().to_string()) {
+            return Err(SpecError::new("duplicate-conflict", format!("server `{}` declared twice", s.name)));
+        }
+    }
+    ServerSet::build(specs)
+}
+
+fn merge_duplicate_tables(text: &str) -> String {
+    let mut merged = toml::Table::new();
+    for chunk in text.split("\n[mcp_servers.").enumerate().map(|(i, c)| if i == 0 { c.to_string() } else { format!("[mcp_servers.{c}") }) {
+        if let Ok(t) = chunk.parse::<toml::Table>() {
+            merge(&mut merged, t);
+        }
+    }
+    toml::to_string(&merged).unwrap_or_default()
+}
+
+fn merge(into: &mut toml::Table, from: toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(&k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+

@@ -1,0 +1,459 @@
+//! Runs one trial: a scenario against one driver on one provider version.
+//! Sets up an isolated run directory with the fakes, plays the steps through
+//! the driver, then gathers what the fakes recorded into [`Observations`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fakes::codex::script::{Action, Script, Turn};
+use fakes::mcp::{start_http, Catalog, HttpServer};
+use fakes::version::Version;
+use fakes::wire::{read_jsonl, Recorder};
+use serde_json::{json, Value};
+
+use crate::driver::{Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, Transport};
+use crate::scenario::{catalog, toml_to_json, Scenario, Step, TransportKind};
+
+/// Where the fake executables live.
+#[derive(Debug, Clone)]
+pub struct Fakes {
+    pub codex: PathBuf,
+    pub mcp: PathBuf,
+}
+
+impl Fakes {
+    /// The fakes built next to the running executable (the CLI case).
+    pub fn beside_current_exe() -> Option<Fakes> {
+        let exe = std::env::current_exe().ok()?;
+        let mut dir = exe.parent()?.to_path_buf();
+        // Test executables live one level down, in target/<profile>/deps.
+        if dir.ends_with("deps") {
+            dir.pop();
+        }
+        let fakes = Fakes { codex: dir.join("fake-codex"), mcp: dir.join("fake-mcp") };
+        (fakes.codex.exists() && fakes.mcp.exists()).then_some(fakes)
+    }
+}
+
+/// Everything observed during one trial.
+#[derive(Debug, Default)]
+pub struct Observations {
+    pub launch_error: Option<Failure>,
+    /// Provider processes started (from the fake's own launch records).
+    pub provider_launches: usize,
+    pub steps: Vec<StepObservation>,
+    /// Host prompts no step accounts for.
+    pub stray_prompts: Vec<Prompt>,
+    /// Problems found in the recordings regardless of expectations.
+    pub violations: Vec<String>,
+    pub run_dir: PathBuf,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct StepObservation {
+    /// The fake provider's outcome record for this step, if any.
+    pub outcome: Option<Value>,
+    pub server_calls: u64,
+    pub host_asked: bool,
+    pub fingerprint: Option<String>,
+    /// A driver call made for this step (turn, resume ...) failed.
+    pub driver_error: Option<Failure>,
+}
+
+struct HostLog<'a> {
+    scenario: &'a Scenario,
+    /// Steps of the turn in progress: (index, step).
+    turn: Vec<usize>,
+    asked: &'a mut Vec<bool>,
+    stray: &'a mut Vec<Prompt>,
+}
+
+impl Host for HostLog<'_> {
+    fn decide(&mut self, prompt: &Prompt) -> HostAnswer {
+        let found = self.turn.iter().copied().find(|&i| {
+            !self.asked[i]
+                && match (&self.scenario.steps[i], prompt) {
+                    (Step::ToolCall { server, tool, .. }, Prompt::ToolCall { server: s, tool: t }) => {
+                        server.trim() == s && tool.trim() == t
+                    }
+                    (Step::Request { request, server, .. }, p) => request_matches(*request, server.as_deref(), p),
+                    _ => false,
+                }
+        });
+        match found {
+            Some(i) => {
+                self.asked[i] = true;
+                match &self.scenario.steps[i] {
+                    Step::ToolCall { host, .. } | Step::Request { host, .. } => host.unwrap_or(HostAnswer::Decline),
+                    _ => HostAnswer::Decline,
+                }
+            }
+            None => {
+                self.stray.push(prompt.clone());
+                HostAnswer::Decline
+            }
+        }
+    }
+}
+
+fn request_matches(kind: fakes::codex::script::RequestKind, server: Option<&str>, p: &Prompt) -> bool {
+    use fakes::codex::script::RequestKind as K;
+    match (kind, p) {
+        (K::Command, Prompt::Command) | (K::FileChange, Prompt::FileChange) | (K::Permissions, Prompt::Permissions) => true,
+        (K::UrlElicitation, Prompt::UrlElicitation { server: s }) | (K::FormElicitation, Prompt::FormElicitation { server: s }) => {
+            server.map(str::trim) == Some(s.as_str())
+        }
+        _ => false,
+    }
+}
+
+/// The host's side of a trial: its declarations as they evolve.
+struct HostState {
+    servers: Vec<ServerSpec>,
+    /// Declared with attached = false: available to `attach`.
+    detachable: Vec<ServerSpec>,
+    scoped: Vec<String>,
+    secrets: BTreeMap<String, String>,
+}
+
+pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
+    let mut obs = Observations { run_dir: dir.to_path_buf(), ..Observations::default() };
+    obs.steps = vec![StepObservation::default(); scenario.steps.len()];
+    let setup = match Setup::create(scenario, version, fakes, dir) {
+        Ok(s) => s,
+        Err(e) => {
+            obs.violations.push(format!("harness could not set up the run: {e}"));
+            return obs;
+        }
+    };
+    let mut host = HostState {
+        servers: setup.specs.iter().filter(|(attached, _)| *attached).map(|(_, s)| s.clone()).collect(),
+        detachable: setup.specs.iter().filter(|(attached, _)| !*attached).map(|(_, s)| s.clone()).collect(),
+        scoped: Vec::new(),
+        secrets: setup.secrets.clone(),
+    };
+    let launch = |h: &HostState| Launch {
+        provider: "codex".into(),
+        binary: setup.wrapper.clone(),
+        home: dir.join("home"),
+        cwd: dir.join("work"),
+        secrets: h.secrets.clone(),
+        global: scenario.policy.global.clone(),
+        servers: h.servers.clone(),
+    };
+    let mut asked = vec![false; scenario.steps.len()];
+    let mut stray = Vec::new();
+    match driver.open(&launch(&host)) {
+        Err(e) => obs.launch_error = Some(e),
+        Ok(()) => {
+            let mut turn: Vec<usize> = Vec::new();
+            let mut turn_number = 0;
+            for (i, step) in scenario.steps.iter().enumerate() {
+                if step.in_turn() {
+                    turn.push(i);
+                    if scenario.steps.get(i + 1).is_some_and(Step::in_turn) {
+                        continue;
+                    }
+                    turn_number += 1;
+                    let scoped: Vec<ServerSpec> =
+                        host.detachable.iter().filter(|s| host.scoped.contains(&s.name)).cloned().collect();
+                    let mut log = HostLog { scenario, turn: std::mem::take(&mut turn), asked: &mut asked, stray: &mut stray };
+                    if let Err(e) = driver.turn(&format!("turn {turn_number}"), &scoped, &mut log) {
+                        obs.steps[i].driver_error = Some(e);
+                    }
+                    continue;
+                }
+                let result = match step {
+                    Step::Attach { server } => {
+                        host.scoped.push(server.clone());
+                        Ok(())
+                    }
+                    Step::Detach { server } => {
+                        host.scoped.retain(|s| s != server);
+                        Ok(())
+                    }
+                    Step::Resume {} => driver.resume(&launch(&host)),
+                    Step::RotateSecret { server } => {
+                        let var = scenario.server(server).and_then(|s| s.bearer_token_env.clone()).unwrap_or_default();
+                        let secret = canary(&scenario.id);
+                        host.secrets.insert(var, secret.clone());
+                        let _ = std::fs::write(setup.token_file(server), &secret);
+                        driver.resume(&launch(&host))
+                    }
+                    Step::SetPolicy { server, tool, approval_mode } => {
+                        for s in host.servers.iter_mut().chain(host.detachable.iter_mut()).filter(|s| s.name == *server) {
+                            match approval_mode {
+                                Some(m) => s.tools.insert(tool.clone(), m.clone()),
+                                None => s.tools.remove(tool),
+                            };
+                        }
+                        Ok(())
+                    }
+                    Step::ReorderServers {} => {
+                        host.servers.reverse();
+                        Ok(())
+                    }
+                    Step::Fingerprint { .. } => match driver.fingerprint(&host.servers, &scenario.policy.global) {
+                        Ok(fp) => {
+                            obs.steps[i].fingerprint = Some(fp);
+                            Ok(())
+                        }
+                        Err(e) => Err(e),
+                    },
+                    Step::ToolCall { .. } | Step::Request { .. } | Step::RawRequest { .. } => Ok(()),
+                };
+                if let Err(e) = result {
+                    obs.steps[i].driver_error = Some(e);
+                }
+            }
+        }
+    }
+    driver.close();
+    let secrets = setup.all_secrets(&host.secrets);
+    drop(setup.http);
+    for (i, a) in asked.into_iter().enumerate() {
+        obs.steps[i].host_asked = a;
+    }
+    obs.stray_prompts = stray;
+    gather(scenario, dir, &setup.recordings, &secrets, &mut obs);
+    obs
+}
+
+/// Files and processes prepared for one trial.
+struct Setup {
+    wrapper: PathBuf,
+    /// (attached, spec) per declared server, in declaration order.
+    specs: Vec<(bool, ServerSpec)>,
+    secrets: BTreeMap<String, String>,
+    recordings: BTreeMap<String, PathBuf>,
+    http: Vec<HttpServer>,
+    dir: PathBuf,
+}
+
+impl Setup {
+    fn create(scenario: &Scenario, version: Version, fakes: &Fakes, dir: &Path) -> std::io::Result<Setup> {
+        for d in ["bin", "home", "work", "mcp"] {
+            std::fs::create_dir_all(dir.join(d))?;
+        }
+        let mut setup = Setup {
+            wrapper: dir.join("bin/codex"),
+            specs: Vec::new(),
+            secrets: BTreeMap::new(),
+            recordings: BTreeMap::new(),
+            http: Vec::new(),
+            dir: dir.to_path_buf(),
+        };
+        for decl in &scenario.servers {
+            let name = decl.name.trim().to_string();
+            let tools: Vec<Value> = catalog(decl)
+                .into_iter()
+                .map(|(tool, c)| {
+                    let mut t = json!({"name": tool});
+                    if let Some(a) = &c.annotations {
+                        t["annotations"] = toml_to_json(a);
+                    }
+                    if let Some(d) = &c.description {
+                        t["description"] = json!(d);
+                    }
+                    t
+                })
+                .collect();
+            let catalog_path = dir.join(format!("mcp/{name}.json"));
+            std::fs::write(&catalog_path, json!({"server": name, "tools": tools}).to_string())?;
+            let record = dir.join(format!("mcp/{name}.jsonl"));
+            setup.recordings.insert(name.clone(), record.clone());
+            let transport = match decl.transport {
+                TransportKind::Stdio => Transport::Stdio {
+                    command: fakes.mcp.display().to_string(),
+                    args: vec![
+                        "stdio".into(),
+                        "--catalog".into(),
+                        catalog_path.display().to_string(),
+                        "--record".into(),
+                        record.display().to_string(),
+                    ],
+                },
+                TransportKind::Http => {
+                    let token_file = decl.bearer_token_env.as_ref().map(|var| {
+                        let secret = canary(&scenario.id);
+                        setup.secrets.insert(var.clone(), secret.clone());
+                        (setup.token_file(&name), secret)
+                    });
+                    if let Some((path, secret)) = &token_file {
+                        std::fs::write(path, secret)?;
+                    }
+                    let cat = Catalog::load(&catalog_path).map_err(std::io::Error::other)?;
+                    let server = start_http(cat, Recorder::open(&record)?, token_file.map(|(p, _)| p))?;
+                    let url = server.url();
+                    setup.http.push(server);
+                    Transport::Http { url, bearer_token_env: decl.bearer_token_env.clone() }
+                }
+            };
+            let tools = decl.tools.iter().map(|(t, p)| (t.clone(), p.approval_mode.clone())).collect();
+            // Names go to the driver as written: normalizing them is its job.
+            let spec = ServerSpec { name: decl.name.clone(), transport, reason: decl.reason.clone(), tools };
+            setup.specs.push((decl.attached, spec));
+        }
+        let script = Script {
+            version: version.to_string(),
+            transcript: dir.join("codex.jsonl"),
+            state: dir.join("codex-state.json"),
+            turns: turns(scenario),
+        };
+        let script_path = dir.join("script.json");
+        std::fs::write(&script_path, serde_json::to_string_pretty(&script).map_err(std::io::Error::other)?)?;
+        write_wrapper(&setup.wrapper, &fakes.codex, &script_path)?;
+        Ok(setup)
+    }
+
+    fn token_file(&self, server: &str) -> PathBuf {
+        self.dir.join(format!("mcp/{}.token", server.trim()))
+    }
+
+    fn all_secrets(&self, current: &BTreeMap<String, String>) -> Vec<String> {
+        self.secrets.values().chain(current.values()).cloned().collect()
+    }
+}
+
+/// The fake's script: one turn per run of consecutive in-turn steps.
+fn turns(scenario: &Scenario) -> Vec<Turn> {
+    let mut turns = Vec::new();
+    let mut current = Turn::default();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let action = match step {
+            Step::ToolCall { server, tool, arguments, .. } => Some(Action::ToolCall {
+                step: i,
+                server: server.trim().to_string(),
+                tool: tool.trim().to_string(),
+                arguments: call_arguments(i, arguments.as_ref()),
+            }),
+            Step::Request { request, server, .. } => {
+                Some(Action::Request { step: i, request: *request, server: server.as_ref().map(|s| s.trim().to_string()) })
+            }
+            Step::RawRequest { method, params, .. } => Some(Action::Raw {
+                step: i,
+                method: method.clone(),
+                params: params.as_ref().map(toml_to_json).unwrap_or(json!({})),
+            }),
+            _ => None,
+        };
+        match action {
+            Some(a) => current.actions.push(a),
+            None if !current.actions.is_empty() => turns.push(std::mem::take(&mut current)),
+            None => {}
+        }
+    }
+    if !current.actions.is_empty() {
+        turns.push(current);
+    }
+    turns
+}
+
+/// Unique default arguments let the judge attribute server calls to steps.
+fn call_arguments(step: usize, given: Option<&toml::Table>) -> Value {
+    given.map(toml_to_json).unwrap_or_else(|| json!({"note": format!("step {}", step + 1)}))
+}
+
+/// The scenario reaches the fake through this wrapper at the binary path the
+/// driver is given, so nothing depends on the driver passing env through.
+fn write_wrapper(path: &Path, fake: &Path, script: &Path) -> std::io::Result<()> {
+    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+    std::fs::write(path, format!("#!/bin/sh\nexec {} --run {} \"$@\"\n", quote(fake), quote(script)))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+/// A made-up secret, unique per use, easy to search for in recordings.
+fn canary(scenario: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("canary-{}-{:x}{:x}", scenario.len(), nanos, N.fetch_add(1, Ordering::Relaxed))
+}
+
+fn gather(
+    scenario: &Scenario,
+    dir: &Path,
+    recordings: &BTreeMap<String, PathBuf>,
+    secrets: &[String],
+    obs: &mut Observations,
+) {
+    let codex = read_jsonl(&dir.join("codex.jsonl")).unwrap_or_default();
+    obs.provider_launches = codex.iter().filter(|e| e["event"] == "launch").count();
+    for e in codex.iter().filter(|e| e["event"] == "outcome") {
+        if let Some(i) = e["step"].as_u64().map(|s| s as usize) {
+            if let Some(step) = obs.steps.get_mut(i) {
+                step.outcome = Some(e.clone());
+            }
+        }
+    }
+    // Server calls, attributed by server, tool and exact arguments.
+    let calls: Vec<(String, Value)> = recordings
+        .iter()
+        .flat_map(|(server, path)| {
+            read_jsonl(path)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|e| e["event"] == "tools/call")
+                .map(move |e| (server.clone(), e))
+        })
+        .collect();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        if let Step::ToolCall { server, tool, arguments, .. } = step {
+            let args = call_arguments(i, arguments.as_ref());
+            obs.steps[i].server_calls = calls
+                .iter()
+                .filter(|(s, e)| s == server.trim() && e["tool"] == json!(tool.trim()) && e["arguments"] == args)
+                .count() as u64;
+        }
+    }
+    // Each server request must be answered at most once.
+    let mut replies: BTreeMap<String, usize> = BTreeMap::new();
+    for e in &codex {
+        if e["dir"] == "c2s" && e["msg"].get("method").is_none() {
+            if let Some(id) = e["msg"].get("id") {
+                *replies.entry(id.to_string()).or_default() += 1;
+            }
+        }
+    }
+    for (id, n) in replies.iter().filter(|(_, n)| **n > 1) {
+        obs.violations.push(format!("the driver answered server request {id} {n} times"));
+    }
+    // Secrets must not be written anywhere the harness can see.
+    for secret in secrets {
+        for path in files_below(dir) {
+            if path.extension().is_some_and(|e| e == "token") {
+                continue; // the fake server's own copy of the expected token
+            }
+            if std::fs::read(&path).is_ok_and(|b| contains(&b, secret.as_bytes())) {
+                obs.violations.push(format!("a secret value was written to {}", path.strip_prefix(dir).unwrap_or(&path).display()));
+            }
+        }
+    }
+}
+
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if let Ok(entries) = std::fs::read_dir(&d) {
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}

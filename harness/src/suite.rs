@@ -1,0 +1,150 @@
+//! Trials: which (scenario, provider version, driver) runs exist, whether
+//! they apply, and running one to a verdict.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use fakes::codex::profile::MEASURED;
+use fakes::version::Version;
+
+use crate::driver::Driver;
+use crate::judge::{judge, Mismatch};
+use crate::reference::{mutants, ReferenceDriver};
+use crate::run::{run_trial, Fakes};
+use crate::scenario::{Scenario, ScenarioError};
+
+/// The scenario files compiled into the harness (the default suite).
+pub const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/embedded_scenarios.rs"));
+
+#[derive(Debug)]
+pub enum Verdict {
+    Pass,
+    Fail(Vec<Mismatch>),
+    /// Not applicable or not claimed; the reason says which.
+    Skip(String),
+}
+
+/// Parses the embedded scenarios; errors name the embedded file.
+pub fn embedded() -> (Vec<Scenario>, Vec<ScenarioError>) {
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for (name, text) in EMBEDDED {
+        match Scenario::parse(&Path::new("scenarios").join(name), text) {
+            Ok(s) => ok.push(s),
+            Err(e) => bad.push(e),
+        }
+    }
+    (ok, bad)
+}
+
+/// Loads every scenario file below `dir`.
+pub fn load_dir(dir: &Path) -> Result<(Vec<Scenario>, Vec<ScenarioError>), ScenarioError> {
+    let files = crate::scenario::discover(dir).map_err(|e| ScenarioError {
+        path: dir.to_path_buf(),
+        line: 0,
+        column: 0,
+        message: format!("cannot list scenarios: {e}"),
+    })?;
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for f in files {
+        match Scenario::load(&f) {
+            Ok(s) => ok.push(s),
+            Err(e) => bad.push(e),
+        }
+    }
+    Ok((ok, bad))
+}
+
+/// Checks across scenarios: unique ids, and every `caught_by` names a mutant.
+pub fn check_set(scenarios: &[Scenario]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut ids = BTreeSet::new();
+    let known: BTreeSet<&str> = mutants().iter().map(|m| m.name).collect();
+    for s in scenarios {
+        if !ids.insert(s.id.clone()) {
+            problems.push(format!("{}: scenario id `{}` is used twice", s.path.display(), s.id));
+        }
+        for m in &s.caught_by {
+            if !known.contains(m.as_str()) {
+                problems.push(format!("{}: caught_by names unknown mutant `{m}`", s.path.display()));
+            }
+        }
+    }
+    problems
+}
+
+pub fn versions() -> &'static [Version] {
+    &MEASURED
+}
+
+/// Why a trial does not apply, if it does not.
+pub fn skip_reason(scenario: &Scenario, version: Version, capabilities: &BTreeSet<String>) -> Option<String> {
+    if !scenario.version_range().contains(version) {
+        return Some(format!("not applicable: needs codex {}", scenario.versions));
+    }
+    let missing: Vec<&str> =
+        scenario.requires.iter().filter(|c| !capabilities.contains(*c)).map(String::as_str).collect();
+    if !missing.is_empty() {
+        return Some(format!("driver does not claim: {}", missing.join(", ")));
+    }
+    None
+}
+
+/// Runs one trial in a fresh temporary directory.
+pub fn run(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes: &Fakes) -> Verdict {
+    if let Some(reason) = skip_reason(scenario, version, &driver.capabilities()) {
+        return Verdict::Skip(reason);
+    }
+    let dir = match tempfile::Builder::new().prefix("conformance-").tempdir() {
+        Ok(d) => d,
+        Err(e) => return Verdict::Fail(vec![harness_error(format!("no temp dir: {e}"))]),
+    };
+    let obs = run_trial(scenario, version, driver, fakes, dir.path());
+    let mismatches = judge(scenario, &obs);
+    // CONFORMANCE_KEEP=1 keeps the run directories of failed trials, =all of every trial.
+    let keep = std::env::var("CONFORMANCE_KEEP").unwrap_or_default();
+    if keep == "all" || (!keep.is_empty() && !mismatches.is_empty()) {
+        let kept: PathBuf = dir.keep();
+        eprintln!("kept run directory {} ({} on codex {version})", kept.display(), scenario.id);
+    }
+    if mismatches.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Fail(mismatches)
+    }
+}
+
+pub fn run_reference(scenario: &Scenario, version: Version, fakes: &Fakes) -> Verdict {
+    run(scenario, version, &mut ReferenceDriver::new(), fakes)
+}
+
+/// Runs a mutant on every applicable version. Ok(versions that failed it)
+/// when at least one did; Err(explanation) when it got through everywhere.
+pub fn run_mutant(scenario: &Scenario, mutant: &str, fakes: &Fakes) -> Result<Vec<Version>, String> {
+    let Some(m) = mutants().into_iter().find(|m| m.name == mutant) else {
+        return Err(format!("no mutant named `{mutant}`"));
+    };
+    let mut caught = Vec::new();
+    let mut ran = 0;
+    for &v in versions() {
+        let mut driver = (m.build)();
+        match run(scenario, v, &mut driver, fakes) {
+            Verdict::Fail(_) => caught.push(v),
+            Verdict::Pass => ran += 1,
+            Verdict::Skip(_) => {}
+        }
+    }
+    if caught.is_empty() {
+        Err(format!(
+            "mutant `{mutant}` ({}) passed scenario `{}` on all {ran} applicable versions",
+            m.bug, scenario.id
+        ))
+    } else {
+        Ok(caught)
+    }
+}
+
+fn harness_error(message: String) -> Mismatch {
+    Mismatch { at: "harness".into(), field: "setup".into(), expected: "a usable run".into(), actual: message }
+}
