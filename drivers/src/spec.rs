@@ -131,6 +131,12 @@ impl ServerSet {
         }
     }
 
+    /// A set taken as given: no normalization, no checks, later duplicates
+    /// win. Only for demonstrating what [`ServerSet::build`] prevents.
+    pub fn unchecked(specs: impl IntoIterator<Item = McpServerSpec>) -> ServerSet {
+        ServerSet { servers: specs.into_iter().map(|s| (s.name.clone(), s)).collect() }
+    }
+
     /// This set plus `other`, with the same conflict rule.
     pub fn merged(&self, other: &ServerSet) -> Result<ServerSet, SpecError> {
         let mut set = self.clone();

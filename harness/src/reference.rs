@@ -369,18 +369,7 @@ pub fn mutants() -> Vec<Mutant> {
 }
 
 fn build_verbatim(specs: Vec<McpServerSpec>) -> Result<ServerSet, SpecError> {
-    // Later declarations overwrite earlier ones; names are not trimmed, so
-    // " files " and "files" are different servers.
-    let mut by_name = std::collections::BTreeMap::new();
-    for s in specs {
-        by_name.insert(s.name.clone(), s);
-    }
-    let mut set = ServerSet::default();
-    for (_, s) in by_name {
-        let tools = s.tools.into_iter().map(|(t, p)| (t.trim().to_string(), p)).collect();
-        set.insert(McpServerSpec { name: s.name.trim().to_string(), tools, ..s })?;
-    }
-    Ok(set)
+    Ok(ServerSet::unchecked(specs))
 }
 
 fn build_rejecting_duplicates(specs: Vec<McpServerSpec>) -> Result<ServerSet, SpecError> {
