@@ -47,6 +47,8 @@ pub struct Observations {
     /// Problems found in the recordings regardless of expectations.
     pub violations: Vec<String>,
     pub run_dir: PathBuf,
+    /// The trial hit its time limit.
+    pub timed_out: bool,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -456,4 +458,15 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Kills the provider processes the fake recorded launching in `dir`.
+pub fn kill_providers(dir: &Path) {
+    for e in read_jsonl(&dir.join("codex.jsonl")).unwrap_or_default() {
+        if e["event"] == "launch" {
+            if let Some(pid) = e["pid"].as_u64() {
+                let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            }
+        }
+    }
 }

@@ -3,6 +3,9 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 use fakes::codex::profile::MEASURED;
 use fakes::version::Version;
@@ -100,8 +103,16 @@ pub fn run(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes
         Ok(d) => d,
         Err(e) => return Verdict::Fail(vec![harness_error(format!("no temp dir: {e}"))]),
     };
-    let obs = run_trial(scenario, version, driver, fakes, dir.path());
-    let mismatches = judge(scenario, &obs);
+    let obs = watchdog(dir.path(), || run_trial(scenario, version, driver, fakes, dir.path()));
+    let mut mismatches = judge(scenario, &obs);
+    if obs.timed_out {
+        mismatches.insert(0, Mismatch {
+            at: "trial".into(),
+            field: "time".into(),
+            expected: format!("done within {:?}", trial_timeout()),
+            actual: "timed out; provider processes were killed".into(),
+        });
+    }
     // CONFORMANCE_KEEP=1 keeps the run directories of failed trials, =all of every trial.
     let keep = std::env::var("CONFORMANCE_KEEP").unwrap_or_default();
     if keep == "all" || (!keep.is_empty() && !mismatches.is_empty()) {
@@ -147,4 +158,33 @@ pub fn run_mutant(scenario: &Scenario, mutant: &str, fakes: &Fakes) -> Result<Ve
 
 fn harness_error(message: String) -> Mismatch {
     Mismatch { at: "harness".into(), field: "setup".into(), expected: "a usable run".into(), actual: message }
+}
+
+/// Per-trial limit; CONFORMANCE_TRIAL_TIMEOUT (seconds) overrides it.
+pub fn trial_timeout() -> Duration {
+    std::env::var("CONFORMANCE_TRIAL_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(Duration::from_secs(60))
+}
+
+/// Runs `trial`; if it outlives the limit, kills every provider process the
+/// fake recorded, which unblocks a driver waiting on it.
+fn watchdog(dir: &Path, trial: impl FnOnce() -> crate::run::Observations) -> crate::run::Observations {
+    let (done, finished) = mpsc::channel::<()>();
+    let fired = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let fired = &fired;
+        scope.spawn(move || {
+            if let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(trial_timeout()) {
+                fired.store(true, Ordering::SeqCst);
+                crate::run::kill_providers(dir);
+            }
+        });
+        let mut obs = trial();
+        let _ = done.send(());
+        obs.timed_out = fired.load(Ordering::SeqCst);
+        obs
+    })
 }
