@@ -14,24 +14,37 @@ use serde_json::{json, Value};
 use crate::driver::{Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, Transport};
 use crate::scenario::{catalog, toml_to_json, Scenario, Step, TransportKind};
 
+/// How to start a fake: a program plus leading arguments, so one executable
+/// can serve as several fakes.
+#[derive(Debug, Clone)]
+pub struct FakeCommand {
+    pub program: PathBuf,
+    pub prefix: Vec<String>,
+}
+
 /// Where the fake executables live.
 #[derive(Debug, Clone)]
 pub struct Fakes {
-    pub codex: PathBuf,
-    pub mcp: PathBuf,
+    pub codex: FakeCommand,
+    pub mcp: FakeCommand,
 }
 
 impl Fakes {
-    /// The fakes built next to the running executable (the CLI case).
-    pub fn beside_current_exe() -> Option<Fakes> {
-        let exe = std::env::current_exe().ok()?;
-        let mut dir = exe.parent()?.to_path_buf();
-        // Test executables live one level down, in target/<profile>/deps.
-        if dir.ends_with("deps") {
-            dir.pop();
+    /// Separate `fake-codex` and `fake-mcp` executables (the test case).
+    pub fn from_bins(codex: &str, mcp: &str) -> Fakes {
+        Fakes {
+            codex: FakeCommand { program: codex.into(), prefix: Vec::new() },
+            mcp: FakeCommand { program: mcp.into(), prefix: Vec::new() },
         }
-        let fakes = Fakes { codex: dir.join("fake-codex"), mcp: dir.join("fake-mcp") };
-        (fakes.codex.exists() && fakes.mcp.exists()).then_some(fakes)
+    }
+
+    /// One executable that becomes a fake when its first argument says so
+    /// (the CLI case: `conformance fake-codex ...`).
+    pub fn multicall(program: PathBuf) -> Fakes {
+        Fakes {
+            codex: FakeCommand { program: program.clone(), prefix: vec!["fake-codex".into()] },
+            mcp: FakeCommand { program, prefix: vec!["fake-mcp".into()] },
+        }
     }
 }
 
@@ -265,16 +278,17 @@ impl Setup {
             let record = dir.join(format!("mcp/{name}.jsonl"));
             setup.recordings.insert(name.clone(), record.clone());
             let transport = match decl.transport {
-                TransportKind::Stdio => Transport::Stdio {
-                    command: fakes.mcp.display().to_string(),
-                    args: vec![
+                TransportKind::Stdio => {
+                    let mut args = fakes.mcp.prefix.clone();
+                    args.extend([
                         "stdio".into(),
                         "--catalog".into(),
                         catalog_path.display().to_string(),
                         "--record".into(),
                         record.display().to_string(),
-                    ],
-                },
+                    ]);
+                    Transport::Stdio { command: fakes.mcp.program.display().to_string(), args }
+                }
                 TransportKind::Http => {
                     let token_file = decl.bearer_token_env.as_ref().map(|var| {
                         let secret = canary(&scenario.id);
@@ -358,9 +372,13 @@ fn call_arguments(step: usize, given: Option<&toml::Table>) -> Value {
 
 /// The scenario reaches the fake through this wrapper at the binary path the
 /// driver is given, so nothing depends on the driver passing env through.
-fn write_wrapper(path: &Path, fake: &Path, script: &Path) -> std::io::Result<()> {
-    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
-    std::fs::write(path, format!("#!/bin/sh\nexec {} --run {} \"$@\"\n", quote(fake), quote(script)))?;
+fn write_wrapper(path: &Path, fake: &FakeCommand, script: &Path) -> std::io::Result<()> {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mut line = vec![quote(&fake.program.display().to_string())];
+    line.extend(fake.prefix.iter().map(|a| quote(a)));
+    line.push("--run".into());
+    line.push(quote(&script.display().to_string()));
+    std::fs::write(path, format!("#!/bin/sh\nexec {} \"$@\"\n", line.join(" ")))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -3,7 +3,7 @@
 //! names in `caught_by`, which must fail it. Discovery and fan-out live here;
 //! policy lives in the library.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use harness::reference::mutants;
@@ -13,7 +13,7 @@ use harness::suite::{self, Verdict};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn fakes() -> Fakes {
-    Fakes { codex: PathBuf::from(env!("CARGO_BIN_EXE_fake-codex")), mcp: PathBuf::from(env!("CARGO_BIN_EXE_fake-mcp")) }
+    Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-mcp"))
 }
 
 fn main() {

@@ -59,7 +59,14 @@ fn make_driver(name: &str) -> Result<Box<dyn Driver>, String> {
 }
 
 fn main() -> ExitCode {
-    let o = match parse(std::env::args().skip(1).collect()) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // The CLI is also the fakes, so a single built executable is enough.
+    match args.first().map(String::as_str) {
+        Some("fake-codex") => return exit(fakes::codex::main_with_args(args[1..].to_vec())),
+        Some("fake-mcp") => return exit(fakes::mcp::main_with_args(args[1..].to_vec())),
+        _ => {}
+    }
+    let o = match parse(args) {
         Ok(o) => o,
         Err(e) => {
             if !e.is_empty() {
@@ -110,9 +117,12 @@ fn main() -> ExitCode {
 }
 
 fn run(o: &Options, scenarios: &[&Scenario]) -> ExitCode {
-    let Some(fakes) = Fakes::beside_current_exe() else {
-        eprintln!("conformance: fake-codex and fake-mcp must sit next to this executable (cargo build -p harness)");
-        return ExitCode::from(2);
+    let fakes = match std::env::current_exe() {
+        Ok(exe) => Fakes::multicall(exe),
+        Err(e) => {
+            eprintln!("conformance: cannot find my own executable: {e}");
+            return ExitCode::from(2);
+        }
     };
     let versions: Vec<Version> = if o.versions.is_empty() { suite::versions().to_vec() } else { o.versions.clone() };
     let (mut pass, mut fail, mut skip) = (0, 0, 0);
@@ -152,4 +162,8 @@ fn run(o: &Options, scenarios: &[&Scenario]) -> ExitCode {
     }
     println!("\ndriver {}: {pass} passed, {fail} failed, {skip} skipped", o.driver);
     if fail == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+fn exit(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(2))
 }
