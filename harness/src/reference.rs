@@ -306,6 +306,21 @@ pub fn mutants() -> Vec<Mutant> {
             },
         },
         Mutant {
+            name: "meta-tool-name-only",
+            bug: "identifies the tool only by _meta.tool_name, which Codex sends from 0.167.2 on",
+            build: || {
+                with_parts("meta-tool-name-only", |p| {
+                    p.respond = |m, params, ctx, host| {
+                        let mut params = params.clone();
+                        if params.pointer("/_meta/tool_name").is_none() {
+                            params["message"] = json!("");
+                        }
+                        drivers::codex::respond::respond(m, &params, ctx, host)
+                    }
+                })
+            },
+        },
+        Mutant {
             name: "persist-always",
             bug: "answers approvals with _meta.persist = always, so one yes outlives the policy",
             build: || {
