@@ -2,3 +2,6 @@
 //! library entry point; the executables in `harness/src/bin` are thin shims.
 
 pub mod wire;
+pub mod codex;
+pub mod version;
+pub mod mcp;
