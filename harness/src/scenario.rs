@@ -237,14 +237,17 @@ impl std::fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+impl ScenarioError {
+    /// A file or directory that could not be read at all (no position).
+    pub fn unreadable(path: &Path, message: String) -> ScenarioError {
+        ScenarioError { path: path.to_path_buf(), line: 0, column: 0, message }
+    }
+}
+
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            path: path.to_path_buf(),
-            line: 0,
-            column: 0,
-            message: format!("cannot read: {e}"),
-        })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ScenarioError::unreadable(path, format!("cannot read: {e}")))?;
         Scenario::parse(path, &text)
     }
 

@@ -42,12 +42,8 @@ pub fn embedded() -> (Vec<Scenario>, Vec<ScenarioError>) {
 
 /// Loads every scenario file below `dir`.
 pub fn load_dir(dir: &Path) -> Result<(Vec<Scenario>, Vec<ScenarioError>), ScenarioError> {
-    let files = crate::scenario::discover(dir).map_err(|e| ScenarioError {
-        path: dir.to_path_buf(),
-        line: 0,
-        column: 0,
-        message: format!("cannot list scenarios: {e}"),
-    })?;
+    let files = crate::scenario::discover(dir)
+        .map_err(|e| ScenarioError::unreadable(dir, format!("cannot list scenarios: {e}")))?;
     let mut ok = Vec::new();
     let mut bad = Vec::new();
     for f in files {

@@ -613,66 +613,56 @@ fn has_float_priority(result: &Value) -> bool {
     })
 }
 
-fn classify_elicitation(reply: &Option<Reply>) -> &'static str {
+/// Sorts a client reply: no reply, a JSON-RPC error, a result `judge` can
+/// read, or something else (malformed).
+fn classify(reply: &Option<Reply>, judge: impl Fn(&Value) -> Option<&'static str>) -> &'static str {
     match reply {
         None => "none",
         Some(Reply { error: Some(_), .. }) => "error",
-        Some(Reply { result: Some(r), .. }) => match r.get("action").and_then(Value::as_str) {
-            Some("accept") => "accept",
-            Some("decline") => "decline",
-            Some("cancel") => "cancel",
-            _ => "malformed",
-        },
+        Some(Reply { result: Some(r), .. }) => judge(r).unwrap_or("malformed"),
         Some(_) => "malformed",
     }
+}
+
+fn classify_elicitation(reply: &Option<Reply>) -> &'static str {
+    classify(reply, |r| match r.get("action").and_then(Value::as_str) {
+        Some("accept") => Some("accept"),
+        Some("decline") => Some("decline"),
+        Some("cancel") => Some("cancel"),
+        _ => None,
+    })
 }
 
 fn classify_decision(reply: &Option<Reply>) -> &'static str {
-    match reply {
-        None => "none",
-        Some(Reply { error: Some(_), .. }) => "error",
-        Some(Reply { result: Some(r), .. }) => match r.get("decision") {
-            Some(Value::String(s)) if s == "accept" => "accept",
-            Some(Value::String(s)) if s == "acceptForSession" => "accept-for-session",
-            Some(Value::String(s)) if s == "decline" => "decline",
-            Some(Value::String(s)) if s == "cancel" => "cancel",
-            Some(Value::Object(_)) => "accept-with-amendment",
-            _ => "malformed",
+    classify(reply, |r| match r.get("decision") {
+        Some(Value::String(s)) => match s.as_str() {
+            "accept" => Some("accept"),
+            "acceptForSession" => Some("accept-for-session"),
+            "decline" => Some("decline"),
+            "cancel" => Some("cancel"),
+            _ => None,
         },
-        Some(_) => "malformed",
-    }
+        Some(Value::Object(_)) => Some("accept-with-amendment"),
+        _ => None,
+    })
 }
 
 fn classify_permissions(reply: &Option<Reply>) -> &'static str {
-    match reply {
-        None => "none",
-        Some(Reply { error: Some(_), .. }) => "error",
-        Some(Reply { result: Some(r), .. }) => match r.get("permissions") {
-            Some(Value::Object(p)) if p.values().all(Value::is_null) => "decline",
-            Some(Value::Object(_)) => "accept",
-            _ => "malformed",
-        },
-        Some(_) => "malformed",
-    }
+    classify(reply, |r| match r.get("permissions") {
+        Some(Value::Object(p)) if p.values().all(Value::is_null) => Some("decline"),
+        Some(Value::Object(_)) => Some("accept"),
+        _ => None,
+    })
 }
 
 fn classify_user_input(reply: &Option<Reply>) -> &'static str {
-    match reply {
-        None => "none",
-        Some(Reply { error: Some(_), .. }) => "error",
-        Some(Reply { result: Some(r), .. }) => match r.get("answers") {
-            Some(Value::Object(a)) if a.is_empty() => "empty-answers",
-            Some(Value::Object(_)) => "answered",
-            _ => "malformed",
-        },
-        Some(_) => "malformed",
-    }
+    classify(reply, |r| match r.get("answers") {
+        Some(Value::Object(a)) if a.is_empty() => Some("empty-answers"),
+        Some(Value::Object(_)) => Some("answered"),
+        _ => None,
+    })
 }
 
 fn classify_raw(reply: &Option<Reply>) -> &'static str {
-    match reply {
-        None => "none",
-        Some(Reply { error: Some(_), .. }) => "error",
-        Some(_) => "result",
-    }
+    classify(reply, |_| Some("result"))
 }
