@@ -5,3 +5,4 @@ pub mod wire;
 pub mod codex;
 pub mod version;
 pub mod mcp;
+pub mod mcp_client;

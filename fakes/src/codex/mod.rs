@@ -4,7 +4,6 @@
 
 pub mod approval;
 pub mod config;
-pub mod mcp_client;
 pub mod profile;
 pub mod script;
 mod server;

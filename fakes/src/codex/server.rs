@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::approval::{self, Decision};
 use super::config::{BaseConfig, Settings};
-use super::mcp_client::McpConnection;
+use crate::mcp_client::{ClientProfile, McpConnection, ServerTarget};
 use super::profile::Profile;
 use super::script::{Action, RequestKind, Script};
 use crate::wire::{self, Line, Recorder};
@@ -263,7 +263,7 @@ impl Server {
         self.notify("thread/started", json!({"thread": {"id": thread_id, "status": {"type": "idle"}}}));
         for (name, settings) in enabled {
             self.notify("mcpServer/startupStatus/updated", json!({"threadId": thread_id, "name": name, "status": "starting", "error": null}));
-            let conn = McpConnection::connect(&settings, &self.env);
+            let conn = target(&settings, &self.env).and_then(|t| McpConnection::connect(&t, &self.env, &CODEX_CLIENT));
             let (status, error) = match &conn {
                 Ok(_) => ("ready", Value::Null),
                 Err(e) => ("failed", json!(e)),
@@ -569,6 +569,26 @@ impl Server {
             json!(format!("{header}\n{body}"))
         }
     }
+}
+
+const CODEX_CLIENT: ClientProfile =
+    ClientProfile { name: "codex-mcp-client", protocol_version: "2025-06-18", probe_discover: false };
+
+/// Codex reads an HTTP server's bearer token from the env var it names.
+fn target(s: &super::config::ServerSettings, env: &BTreeMap<String, String>) -> Result<ServerTarget, String> {
+    let mut headers = BTreeMap::new();
+    if let Some(var) = &s.bearer_token_env_var {
+        let token = env.get(var).ok_or_else(|| format!("environment variable `{var}` for the bearer token is not set"))?;
+        headers.insert("authorization".to_string(), format!("Bearer {token}"));
+    }
+    Ok(ServerTarget {
+        command: s.command.clone(),
+        args: s.args.clone(),
+        env: s.env.clone(),
+        cwd: s.cwd.clone(),
+        url: s.url.clone(),
+        headers,
+    })
 }
 
 #[derive(Default, serde::Serialize, serde::Deserialize)]

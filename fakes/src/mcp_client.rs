@@ -1,5 +1,6 @@
-//! The fake provider's MCP client: stdio child processes and Streamable HTTP
-//! on loopback, as the real CLI connects to the servers it is configured with.
+//! The fake providers' MCP client: stdio child processes and Streamable HTTP
+//! on loopback, as the real CLIs connect to the servers they are configured
+//! with. What differs between providers is in [`ClientProfile`].
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,11 +11,30 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::config::ServerSettings;
 use crate::wire::{self, Line};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(20);
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// How a provider introduces itself to MCP servers.
+#[derive(Debug, Clone)]
+pub struct ClientProfile {
+    pub name: &'static str,
+    pub protocol_version: &'static str,
+    /// Claude Code 2.1.332 first asks `server/discover`, falling back on -32601.
+    pub probe_discover: bool,
+}
+
+/// Where and how to reach one server.
+#[derive(Debug, Clone, Default)]
+pub struct ServerTarget {
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<std::path::PathBuf>,
+    pub url: Option<String>,
+    /// Extra HTTP headers, e.g. `Authorization: Bearer ...`.
+    pub headers: BTreeMap<String, String>,
+}
 
 pub struct Tool {
     pub name: String,
@@ -30,24 +50,20 @@ pub struct McpConnection {
 
 enum Transport {
     Stdio { child: Child, stdin: ChildStdin, lines: Receiver<Value> },
-    Http { url: String, token: Option<String>, session: Option<String> },
+    Http { url: String, headers: BTreeMap<String, String>, session: Option<String> },
 }
 
 impl McpConnection {
     /// Starts (stdio) or reaches (HTTP) the server, initializes it and lists
     /// its tools. `env` is the provider's own environment, which stdio servers
-    /// inherit and from which bearer tokens are read.
-    pub fn connect(settings: &ServerSettings, env: &BTreeMap<String, String>) -> Result<McpConnection, String> {
+    /// inherit.
+    pub fn connect(
+        settings: &ServerTarget,
+        env: &BTreeMap<String, String>,
+        profile: &ClientProfile,
+    ) -> Result<McpConnection, String> {
         let transport = if let Some(url) = &settings.url {
-            let token = match &settings.bearer_token_env_var {
-                Some(var) => Some(
-                    env.get(var)
-                        .cloned()
-                        .ok_or_else(|| format!("environment variable `{var}` for the bearer token is not set"))?,
-                ),
-                None => None,
-            };
-            Transport::Http { url: url.clone(), token, session: None }
+            Transport::Http { url: url.clone(), headers: settings.headers.clone(), session: None }
         } else if let Some(cmd) = &settings.command {
             let mut command = Command::new(cmd);
             command
@@ -84,12 +100,16 @@ impl McpConnection {
             return Err("server has neither `command` nor `url`".into());
         };
         let mut conn = McpConnection { tools: Vec::new(), transport, next_id: 0 };
+        if profile.probe_discover {
+            // Any error (the usual -32601) means: fall back to initialize.
+            let _ = conn.request("server/discover", json!({}));
+        }
         conn.request(
             "initialize",
             json!({
-                "protocolVersion": PROTOCOL_VERSION,
+                "protocolVersion": profile.protocol_version,
                 "capabilities": {"elicitation": {"form": {}, "url": {}}},
-                "clientInfo": {"name": "codex-mcp-client", "title": "Codex", "version": "0.0.0"}
+                "clientInfo": {"name": profile.name, "version": "0.0.0"}
             }),
         )?;
         conn.notify("notifications/initialized", json!({}))?;
@@ -116,7 +136,7 @@ impl McpConnection {
         self.request("tools/call", json!({"name": tool, "arguments": arguments, "_meta": meta}))
     }
 
-    fn notify(&mut self, method: &str, params: Value) -> Result<(), String> {
+    pub fn notify(&mut self, method: &str, params: Value) -> Result<(), String> {
         let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
         match &mut self.transport {
             Transport::Stdio { stdin, .. } => wire::write_message(stdin, &msg).map_err(|e| e.to_string()),
@@ -152,7 +172,7 @@ impl McpConnection {
 
     /// One POST on a fresh loopback connection. Returns the JSON body, if any.
     fn http_post(&mut self, msg: &Value) -> Result<Option<Value>, String> {
-        let Transport::Http { url, token, session } = &mut self.transport else {
+        let Transport::Http { url, headers, session } = &mut self.transport else {
             return Err("not an HTTP server".into());
         };
         let (host, path) = split_url(url)?;
@@ -163,8 +183,8 @@ impl McpConnection {
             "POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n",
             body.len()
         );
-        if let Some(t) = token {
-            head.push_str(&format!("authorization: Bearer {t}\r\n"));
+        for (name, value) in headers.iter() {
+            head.push_str(&format!("{name}: {value}\r\n"));
         }
         if let Some(s) = session {
             head.push_str(&format!("mcp-session-id: {s}\r\n"));
