@@ -1,1 +1,74 @@
-//! Report writers.
+//! Report writers for conformance runs. They take plain [`Trial`] records so
+//! they know nothing of how trials ran.
+
+mod junit;
+mod matrix;
+mod tap;
+
+pub use junit::junit;
+pub use matrix::matrix_html;
+pub use tap::{tap, tap_with_version};
+
+/// Who ran what.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    pub harness: String,
+    pub driver: String,
+    /// `provider version` pairs the run covered, e.g. `codex 0.148.0`.
+    pub providers: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    Fail,
+    /// Not applicable, or needs a capability the driver does not claim.
+    Skip,
+    /// Listed as an expected failure and failed.
+    ExpectedFail,
+    /// Listed as an expected failure but passed (fails a strict run).
+    UnexpectedPass,
+}
+
+/// One expectation that did not hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    pub at: String,
+    pub field: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// `codex-0.148.0::scenario-id`.
+    pub name: String,
+    pub scenario: String,
+    /// `codex 0.148.0`.
+    pub provider: String,
+    pub driver: String,
+    pub outcome: Outcome,
+    /// Skip reason, expected-failure note, or harness error.
+    pub note: Option<String>,
+    pub mismatches: Vec<Mismatch>,
+    pub seconds: f64,
+}
+
+/// A line-by-line diff of expected against actual, for humans.
+pub fn diff(expected: &str, actual: &str) -> String {
+    similar::TextDiff::from_lines(expected, actual)
+        .unified_diff()
+        .header("expected", "actual")
+        .to_string()
+}
+
+/// Totals in the plain form CI reads: `N passed, N failed, N skipped`.
+pub fn summary(trials: &[Trial]) -> String {
+    let count = |o: &[Outcome]| trials.iter().filter(|t| o.contains(&t.outcome)).count();
+    format!(
+        "{} passed, {} failed, {} skipped",
+        count(&[Outcome::Pass, Outcome::ExpectedFail]),
+        count(&[Outcome::Fail, Outcome::UnexpectedPass]),
+        count(&[Outcome::Skip])
+    )
+}

@@ -1,0 +1,63 @@
+//! A self-contained HTML page: scenarios down, driver x provider version
+//! across, one coloured cell per trial.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use crate::{Outcome, RunInfo, Trial};
+
+pub fn matrix_html(info: &RunInfo, trials: &[Trial]) -> String {
+    let columns: BTreeSet<(String, String)> = trials.iter().map(|t| (t.driver.clone(), t.provider.clone())).collect();
+    let mut rows: BTreeMap<&str, BTreeMap<(String, String), &Trial>> = BTreeMap::new();
+    for t in trials {
+        rows.entry(t.scenario.as_str()).or_default().insert((t.driver.clone(), t.provider.clone()), t);
+    }
+    let mut out = String::from(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Conformance matrix</title>\n<style>\
+         body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}th,td{border:1px solid #bbb;padding:.25em .5em;font-size:90%}\
+         th{background:#eee}td.pass{background:#c8f0c8}td.fail{background:#f5b5b5}td.skip{background:#eee;color:#666}\
+         td.xfail{background:#f7e3a1}td.xpass{background:#f5b5b5}td.none{background:#fff}</style></head><body>\n",
+    );
+    let _ = writeln!(out, "<h1>Conformance matrix</h1>");
+    let _ = writeln!(
+        out,
+        "<p id=\"run-info\">harness {} &middot; driver {} &middot; providers {}</p>",
+        esc(&info.harness),
+        esc(&info.driver),
+        esc(&info.providers.join(", "))
+    );
+    let _ = writeln!(out, "<p id=\"summary\">{}</p>", esc(&crate::summary(trials)));
+    out.push_str("<table id=\"matrix\"><thead><tr><th>scenario</th>");
+    for (driver, provider) in &columns {
+        let _ = write!(out, "<th>{}<br>{}</th>", esc(driver), esc(provider));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for (scenario, cells) in &rows {
+        let _ = write!(out, "<tr><th scope=\"row\">{}</th>", esc(scenario));
+        for col in &columns {
+            match cells.get(col) {
+                None => out.push_str("<td class=\"none\"></td>"),
+                Some(t) => {
+                    let (class, label) = match t.outcome {
+                        Outcome::Pass => ("pass", "pass"),
+                        Outcome::Fail => ("fail", "FAIL"),
+                        Outcome::Skip => ("skip", "skip"),
+                        Outcome::ExpectedFail => ("xfail", "xfail"),
+                        Outcome::UnexpectedPass => ("xpass", "XPASS"),
+                    };
+                    let title: Vec<String> = t.note.iter().cloned().chain(t.mismatches.iter().map(|m| {
+                        format!("{} {}: expected {}, got {}", m.at, m.field, m.expected, m.actual)
+                    })).collect();
+                    let _ = write!(out, "<td class=\"{class}\" title=\"{}\">{label}</td>", esc(&title.join("\n")));
+                }
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n</body></html>\n");
+    out
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
