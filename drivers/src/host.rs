@@ -22,6 +22,9 @@ pub enum HostDecision {
 
 pub trait Host {
     fn decide(&mut self, prompt: &HostPrompt) -> HostDecision;
+    /// Runs one of the host's own tools exposed through the bridge; returns
+    /// an MCP CallToolResult.
+    fn call_tool(&mut self, tool: &str, arguments: &serde_json::Value) -> serde_json::Value;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,12 +1,23 @@
 //! Reference driver: the provider-neutral per-tool approval contract
-//! ([`spec`], [`fingerprint`]) and its Codex app-server implementation
-//! ([`codex`]). The parts a buggy driver typically gets wrong are plain
-//! functions collected in [`codex::Parts`], so tests can swap exactly one.
+//! ([`spec`], [`fingerprint`]) and its implementations for `codex app-server`
+//! ([`codex`]) and Claude Code ([`claude`]); providers without a per-tool
+//! primitive fail closed ([`fail_closed`]). The parts a buggy driver typically
+//! gets wrong are plain functions collected in [`parts::Parts`], so tests can
+//! swap exactly one.
 
+pub mod bridge;
+pub mod child;
+pub mod claude;
 pub mod codex;
+pub mod events;
+pub mod fail_closed;
 pub mod fingerprint;
 pub mod host;
+pub mod launch;
+pub mod parts;
 pub mod spec;
 
 pub use host::{DriverError, HostDecision, HostPrompt, Host};
+pub use parts::Parts;
+pub use launch::{BridgeSpec, BridgedResult, Launch, ToolCallRecord, TurnReport};
 pub use spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, SpecError, Transport};

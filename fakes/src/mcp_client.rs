@@ -53,17 +53,11 @@ enum Transport {
     Http { url: String, headers: BTreeMap<String, String>, session: Option<String> },
 }
 
-impl McpConnection {
-    /// Starts (stdio) or reaches (HTTP) the server, initializes it and lists
-    /// its tools. `env` is the provider's own environment, which stdio servers
-    /// inherit.
-    pub fn connect(
-        settings: &ServerTarget,
-        env: &BTreeMap<String, String>,
-        profile: &ClientProfile,
-    ) -> Result<McpConnection, String> {
-        let transport = if let Some(url) = &settings.url {
-            Transport::Http { url: url.clone(), headers: settings.headers.clone(), session: None }
+impl Transport {
+    /// Starts (stdio) or addresses (HTTP) one server, without any handshake.
+    fn open(settings: &ServerTarget, env: &BTreeMap<String, String>) -> Result<Transport, String> {
+        if let Some(url) = &settings.url {
+            Ok(Transport::Http { url: url.clone(), headers: settings.headers.clone(), session: None })
         } else if let Some(cmd) = &settings.command {
             let mut command = Command::new(cmd);
             command
@@ -95,10 +89,23 @@ impl McpConnection {
                     }
                 }
             });
-            Transport::Stdio { child, stdin, lines }
+            Ok(Transport::Stdio { child, stdin, lines })
         } else {
-            return Err("server has neither `command` nor `url`".into());
-        };
+            Err("server has neither `command` nor `url`".into())
+        }
+    }
+}
+
+impl McpConnection {
+    /// Starts (stdio) or reaches (HTTP) the server, initializes it and lists
+    /// its tools. `env` is the provider's own environment, which stdio servers
+    /// inherit.
+    pub fn connect(
+        settings: &ServerTarget,
+        env: &BTreeMap<String, String>,
+        profile: &ClientProfile,
+    ) -> Result<McpConnection, String> {
+        let transport = Transport::open(settings, env)?;
         let mut conn = McpConnection { tools: Vec::new(), transport, next_id: 0 };
         if profile.probe_discover {
             // Any error (the usual -32601) means: fall back to initialize.
@@ -172,12 +179,18 @@ impl McpConnection {
 
     /// One POST on a fresh loopback connection. Returns the JSON body, if any.
     fn http_post(&mut self, msg: &Value) -> Result<Option<Value>, String> {
+        self.http_post_within(msg, CALL_TIMEOUT)
+    }
+
+    /// [`Self::http_post`] waiting at most `timeout` for each read; a read
+    /// that times out gives the error [`HTTP_TIMED_OUT`].
+    fn http_post_within(&mut self, msg: &Value, timeout: Duration) -> Result<Option<Value>, String> {
         let Transport::Http { url, headers, session } = &mut self.transport else {
             return Err("not an HTTP server".into());
         };
         let (host, path) = split_url(url)?;
         let mut stream = TcpStream::connect(&host).map_err(|e| format!("connect {host}: {e}"))?;
-        stream.set_read_timeout(Some(CALL_TIMEOUT)).ok();
+        stream.set_read_timeout(Some(timeout.max(Duration::from_millis(1)))).ok();
         let body = msg.to_string();
         let mut head = format!(
             "POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n",
@@ -193,7 +206,10 @@ impl McpConnection {
         stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes())).map_err(|e| e.to_string())?;
         let mut reader = BufReader::new(stream);
         let mut status = String::new();
-        reader.read_line(&mut status).map_err(|e| e.to_string())?;
+        reader.read_line(&mut status).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => HTTP_TIMED_OUT.to_string(),
+            _ => e.to_string(),
+        })?;
         let code: u16 = status.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
         let mut headers = BTreeMap::new();
         loop {
@@ -229,6 +245,199 @@ impl McpConnection {
             return serde_json::from_str(data.trim()).map(Some).map_err(|e| e.to_string());
         }
         serde_json::from_str(text.trim()).map(Some).map_err(|e| format!("bad JSON from MCP server: {e}"))
+    }
+}
+
+/// Error text of an HTTP exchange whose answer did not come in time.
+const HTTP_TIMED_OUT: &str = "timed out waiting for the MCP server";
+
+/// A handshake spelled out message by message, for a provider whose exact
+/// wire shape matters (Claude Code: a string-id `server/discover` probe,
+/// request ids counted from 0, its full clientInfo).
+#[derive(Debug, Clone)]
+pub struct Handshake {
+    /// `(id, params)` of a `server/discover` probe sent first; whatever the
+    /// answer (usually -32601), `initialize` follows.
+    pub discover: Option<(Value, Value)>,
+    /// The complete `initialize` params.
+    pub initialize: Value,
+    /// Id of `initialize`; later requests count up from it.
+    pub first_id: u64,
+}
+
+/// What [`McpConnection::connect_with`] learned besides the connection.
+#[derive(Debug, Clone)]
+pub struct Greeting {
+    /// The `initialize` result (serverInfo, capabilities).
+    pub initialize: Value,
+    /// The `tools/list` entries as sent, input schemas and all.
+    pub tools: Vec<Value>,
+}
+
+/// Why [`McpConnection::call_with_timeout`] brought back no result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallFailure {
+    /// No answer within the timeout; `notifications/cancelled` was sent.
+    TimedOut,
+    /// The server answered with a JSON-RPC error.
+    Rpc { code: i64, message: String },
+    /// The transport failed: the server exited, HTTP error, bad JSON.
+    Transport(String),
+}
+
+impl McpConnection {
+    /// Like [`McpConnection::connect`], with every handshake message given in
+    /// full by the caller.
+    pub fn connect_with(
+        settings: &ServerTarget,
+        env: &BTreeMap<String, String>,
+        handshake: &Handshake,
+    ) -> Result<(McpConnection, Greeting), String> {
+        let transport = Transport::open(settings, env)?;
+        let mut conn = McpConnection { tools: Vec::new(), transport, next_id: 0 };
+        let mut no_requests = |_: &str, _: &Value| None;
+        if let Some((id, params)) = &handshake.discover {
+            let _ = conn.exchange(id.clone(), "server/discover", params.clone(), CALL_TIMEOUT, None, &mut no_requests);
+        }
+        let first = handshake.first_id;
+        let initialize = conn
+            .exchange(json!(first), "initialize", handshake.initialize.clone(), CALL_TIMEOUT, None, &mut no_requests)
+            .map_err(|e| describe_failure("initialize", &e))?;
+        conn.next_id = first;
+        let msg = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        match &mut conn.transport {
+            Transport::Stdio { stdin, .. } => wire::write_message(stdin, &msg).map_err(|e| e.to_string())?,
+            Transport::Http { .. } => {
+                conn.http_post(&msg)?;
+            }
+        }
+        conn.next_id += 1;
+        let listed = conn
+            .exchange(json!(conn.next_id), "tools/list", Value::Null, CALL_TIMEOUT, None, &mut no_requests)
+            .map_err(|e| describe_failure("tools/list", &e))?;
+        let tools = listed.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
+        conn.tools = tools
+            .iter()
+            .filter_map(|t| {
+                Some(Tool {
+                    name: t.get("name")?.as_str()?.to_string(),
+                    description: t.get("description").and_then(Value::as_str).map(String::from),
+                    annotations: t.get("annotations").cloned(),
+                })
+            })
+            .collect();
+        Ok((conn, Greeting { initialize, tools }))
+    }
+
+    /// Calls a tool and waits at most `timeout`. `meta` builds `_meta` from
+    /// the request id (Claude Code's progressToken is that id). On expiry
+    /// the server gets `notifications/cancelled` with `cancel_reason`.
+    /// Server requests arriving meanwhile (stdio) are answered with what
+    /// `on_request(method, params)` returns; `None` answers -32601.
+    pub fn call_with_timeout(
+        &mut self,
+        tool: &str,
+        arguments: &Value,
+        meta: impl FnOnce(u64) -> Value,
+        timeout: Duration,
+        cancel_reason: &str,
+        on_request: &mut dyn FnMut(&str, &Value) -> Option<Value>,
+    ) -> Result<Value, CallFailure> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let params = json!({"name": tool, "arguments": arguments, "_meta": meta(id)});
+        self.exchange(json!(id), "tools/call", params, timeout, Some(cancel_reason), on_request)
+    }
+
+    /// Ends the connection the gentle way: a stdio server gets EOF and up to
+    /// `grace` to exit (so it still reads what was sent last, such as a
+    /// `notifications/cancelled`) before it is killed.
+    pub fn close(mut self, grace: Duration) {
+        let placeholder = Transport::Http { url: String::new(), headers: BTreeMap::new(), session: None };
+        if let Transport::Stdio { mut child, stdin, lines } = std::mem::replace(&mut self.transport, placeholder) {
+            drop(stdin);
+            let deadline = std::time::Instant::now() + grace;
+            while std::time::Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            drop(lines);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// One request and its answer, with a deadline. `params` Null is left out.
+    fn exchange(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel_reason: Option<&str>,
+        on_request: &mut dyn FnMut(&str, &Value) -> Option<Value>,
+    ) -> Result<Value, CallFailure> {
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        let deadline = std::time::Instant::now() + timeout;
+        let reply = match &mut self.transport {
+            Transport::Stdio { stdin, lines, .. } => {
+                wire::write_message(stdin, &msg)
+                    .map_err(|e| CallFailure::Transport(format!("MCP server closed its input: {e}")))?;
+                loop {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    let v = match lines.recv_timeout(left) {
+                        Ok(v) => v,
+                        Err(mpsc::RecvTimeoutError::Timeout) => break None,
+                        Err(mpsc::RecvTimeoutError::Disconnected) => {
+                            return Err(CallFailure::Transport("MCP server closed the connection".into()))
+                        }
+                    };
+                    match (v.get("method").and_then(Value::as_str), v.get("id")) {
+                        (Some(m), Some(rid)) => {
+                            let answer = match on_request(m, v.get("params").unwrap_or(&Value::Null)) {
+                                Some(result) => json!({"jsonrpc": "2.0", "id": rid, "result": result}),
+                                None => json!({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}),
+                            };
+                            let _ = wire::write_message(stdin, &answer);
+                        }
+                        (None, Some(rid)) if *rid == id => break Some(v),
+                        _ => {}
+                    }
+                }
+            }
+            Transport::Http { .. } => match self.http_post_within(&msg, timeout) {
+                Ok(Some(v)) => Some(v),
+                Ok(None) => return Err(CallFailure::Transport(format!("MCP server sent no body for `{method}`"))),
+                Err(e) if e == HTTP_TIMED_OUT => None,
+                Err(e) => return Err(CallFailure::Transport(e)),
+            },
+        };
+        let Some(reply) = reply else {
+            if let Some(reason) = cancel_reason {
+                let _ = self.notify("notifications/cancelled", json!({"requestId": id, "reason": reason}));
+            }
+            return Err(CallFailure::TimedOut);
+        };
+        if let Some(err) = reply.get("error") {
+            return Err(CallFailure::Rpc {
+                code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                message: err.get("message").and_then(Value::as_str).unwrap_or("MCP error").to_string(),
+            });
+        }
+        Ok(reply.get("result").cloned().unwrap_or(Value::Null))
+    }
+}
+
+fn describe_failure(method: &str, failure: &CallFailure) -> String {
+    match failure {
+        CallFailure::TimedOut => format!("MCP server did not answer `{method}`"),
+        CallFailure::Rpc { code, message } => format!("MCP error {code}: {message}"),
+        CallFailure::Transport(e) => e.clone(),
     }
 }
 

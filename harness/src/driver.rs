@@ -41,6 +41,15 @@ pub struct Launch {
     /// `ask` or `auto-approve`.
     pub global: String,
     pub servers: Vec<ServerSpec>,
+    /// The host's own tools, to expose to the child through the driver.
+    pub bridge: Option<BridgeSpec>,
+}
+
+/// Host tools a driver exposes to the child as MCP server `server`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BridgeSpec {
+    pub server: String,
+    pub tools: Vec<String>,
 }
 
 /// A decision the driver hands to its host.
@@ -76,13 +85,24 @@ pub struct ToolCallRecord {
     pub status: String,
 }
 
+/// The driver's record of a bridged call, keyed by the child's call id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BridgedRecord {
+    pub call_id: String,
+    pub tool: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TurnOutput {
     pub tool_calls: Vec<ToolCallRecord>,
+    #[serde(default)]
+    pub bridged: Vec<BridgedRecord>,
 }
 
 pub trait Host {
     fn decide(&mut self, prompt: &Prompt) -> HostAnswer;
+    /// Runs a host tool the driver bridged; returns an MCP CallToolResult.
+    fn call_tool(&mut self, tool: &str, arguments: &serde_json::Value) -> serde_json::Value;
 }
 
 pub trait Driver {
@@ -100,7 +120,19 @@ pub trait Driver {
 
 /// Capabilities the reference driver claims.
 pub fn reference_capabilities() -> BTreeSet<String> {
-    ["codex", "per-tool-approval", "fingerprint", "resume", "call-scoped-servers", "http-servers", "secret-rotation"]
+    [
+        "codex",
+        "claude",
+        "cursor",
+        "codebuddy",
+        "per-tool-approval",
+        "fingerprint",
+        "resume",
+        "call-scoped-servers",
+        "http-servers",
+        "secret-rotation",
+        "bridge",
+    ]
         .iter()
         .map(|s| s.to_string())
         .collect()

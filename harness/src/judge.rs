@@ -45,6 +45,25 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         (None, Some(err)) => push("launch", "error", "none".into(), format!("{}: {}", err.kind, err.message)),
         (None, None) => {}
     }
+    if let Some(expected) = &scenario.provider_saw.approval_policy {
+        for policy in &obs.approval_policies {
+            let kind = match policy {
+                Value::String(s) => s.clone(),
+                Value::Object(o) => o.keys().next().cloned().unwrap_or_default(),
+                other => other.to_string(),
+            };
+            if &kind != expected {
+                push("provider", "approval_policy", expected.clone(), policy.to_string());
+            }
+        }
+    }
+    if let Some(expected) = scenario.provider_saw.experimental_api {
+        for got in &obs.experimental_api {
+            if *got != expected {
+                push("provider", "experimental_api", expected.to_string(), got.to_string());
+            }
+        }
+    }
     let mut fingerprints: BTreeMap<&str, &str> = BTreeMap::new();
     for (i, step) in scenario.steps.iter().enumerate() {
         let o = &obs.steps[i];
@@ -70,7 +89,13 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
                 check("persisted", expect.persisted.map(|b| b.to_string()), (!field("persist").is_null()).to_string());
                 check("server_calls", expect.server_calls.map(|n| n.to_string()), o.server_calls.to_string());
                 check("item", expect.item.clone(), text_or(field("item_status"), "none"));
-                check("model_saw", expect.model_saw.clone(), model_saw(&field("model_saw"), made));
+                check("model_saw", expect.model_saw.clone(), model_saw(&field("model_saw"), &field("answer"), made));
+                let blocks = field("mcp_result")["content"].as_array().cloned().unwrap_or_default();
+                let texts: Vec<String> = blocks.iter().map(|b| b["text"].as_str().unwrap_or("<non-text block>").to_string()).collect();
+                check("blocks", expect.blocks.as_ref().map(|b| format!("{b:?}")), format!("{texts:?}"));
+                let annotated = blocks.iter().any(|b| b.get("annotations").is_some());
+                check("annotated", expect.annotated.map(|b| b.to_string()), annotated.to_string());
+                check("driver_recorded", expect.driver_recorded.map(|b| b.to_string()), o.driver_recorded.to_string());
             }
             Step::Request { expect, .. } | Step::RawRequest { expect, .. } => {
                 check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
@@ -129,18 +154,26 @@ fn text_or(v: Value, none: &str) -> String {
 }
 
 /// Classifies what the model received for a call.
-fn model_saw(output: &Value, made: bool) -> String {
+fn model_saw(output: &Value, answer: &Value, made: bool) -> String {
     if !made {
         return "no call made".into();
     }
     let text = match output {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"),
+        Value::Object(_) => output.to_string(),
         _ => String::new(),
     };
     use fakes::codex::approval::{CANCELLED, NEVER_DENIAL, REJECTED};
-    let class = if text.contains("unsupported call") {
+    let class = if text.contains("unsupported call") || text.contains("No such tool available") {
         "unsupported"
+    } else if text.contains("haven't granted it yet") {
+        "not-granted"
+    } else if text.contains("timed out after") {
+        "timeout"
+    } else if answer == "deny" || answer == "invalid" {
+        // Claude Code shows the permission tool's own message.
+        "rejected"
     } else if text.contains(REJECTED) {
         "rejected"
     } else if text.contains(CANCELLED) {

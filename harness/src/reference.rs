@@ -3,9 +3,14 @@
 
 use std::collections::BTreeSet;
 
-use drivers::codex::{CodexDriver, Launch as DriverLaunch, Parts};
-use drivers::{ApprovalPolicy, GlobalPolicy, HostDecision, HostPrompt, McpServerSpec, ServerSet, SpecError};
-use serde_json::json;
+use drivers::bridge::BridgeTool;
+use drivers::claude::ClaudeDriver;
+use drivers::codex::CodexDriver;
+use drivers::{
+    ApprovalPolicy, BridgeSpec, GlobalPolicy, HostDecision, HostPrompt, Launch as DriverLaunch, McpServerSpec, Parts,
+    ServerSet, SpecError,
+};
+use serde_json::{json, Value};
 
 use crate::driver::{self, Driver, Failure, Host, Launch, Prompt, ServerSpec, Transport, TurnOutput};
 use crate::scenario::HostAnswer;
@@ -22,11 +27,23 @@ pub struct Wiring {
     pub resume_drops_policies: bool,
     /// Resume keeps the running provider whatever changed.
     pub resume_is_noop: bool,
+    /// Providers without a per-tool primitive launch anyway, policies dropped.
+    pub silent_downgrade: bool,
+}
+
+/// The provider-specific driver behind one session.
+enum Session {
+    None,
+    Codex(CodexDriver),
+    Claude(ClaudeDriver),
+    /// A provider the reference drives without per-tool policies only.
+    Unsupported(String),
 }
 
 pub struct ReferenceDriver {
     name: String,
-    inner: CodexDriver,
+    parts: Parts,
+    session: Session,
     wiring: Wiring,
     ever_scoped: Vec<ServerSpec>,
 }
@@ -37,7 +54,7 @@ impl ReferenceDriver {
     }
 
     pub fn variant(name: &str, parts: Parts, wiring: Wiring) -> ReferenceDriver {
-        ReferenceDriver { name: name.to_string(), inner: CodexDriver::new(parts), wiring, ever_scoped: Vec::new() }
+        ReferenceDriver { name: name.to_string(), parts, session: Session::None, wiring, ever_scoped: Vec::new() }
     }
 
     fn specs(&self, servers: &[ServerSpec]) -> Result<Vec<McpServerSpec>, Failure> {
@@ -74,6 +91,10 @@ impl ReferenceDriver {
             secrets: l.secrets.clone(),
             global: global(&l.global)?,
             servers: self.specs(&l.servers)?,
+            bridge: l.bridge.as_ref().map(|b| BridgeSpec {
+                server: b.server.clone(),
+                tools: b.tools.iter().map(|t| BridgeTool { name: t.clone(), description: format!("Host tool {t}") }).collect(),
+            }),
         })
     }
 }
@@ -94,12 +115,36 @@ impl Driver for ReferenceDriver {
     }
 
     fn fingerprint(&mut self, servers: &[ServerSpec], global_policy: &str) -> Result<String, Failure> {
-        self.inner.fingerprint(self.specs(servers)?, global(global_policy)?).map_err(failure)
+        let set = (self.parts.build)(self.specs(servers)?).map_err(failure)?;
+        Ok((self.parts.fingerprint)(&set, global(global_policy)?))
     }
 
     fn open(&mut self, launch: &Launch) -> Result<(), Failure> {
-        let l = self.launch(launch)?;
-        self.inner.open(l).map_err(failure)
+        let mut l = self.launch(launch)?;
+        self.session = match launch.provider.as_str() {
+            "codex" => Session::Codex(CodexDriver::new(self.parts)),
+            "claude" => Session::Claude(ClaudeDriver::new(self.parts)),
+            other => {
+                let set = (self.parts.build)(l.servers.clone()).map_err(failure)?;
+                if self.wiring.silent_downgrade {
+                    l.servers.iter_mut().for_each(|s| s.tools.clear());
+                } else {
+                    drivers::fail_closed::check(other, &set).map_err(failure)?;
+                }
+                Session::Unsupported(other.to_string())
+            }
+        };
+        match &mut self.session {
+            Session::Codex(d) => d.open(l).map_err(failure),
+            Session::Claude(d) => d.open(l).map_err(failure),
+            // The reference only checks these providers' declarations; it
+            // starts their CLI only to show a downgrade would have launched.
+            Session::Unsupported(_) => {
+                let _ = std::process::Command::new(&launch.binary).status();
+                Ok(())
+            }
+            Session::None => Ok(()),
+        }
     }
 
     fn turn(&mut self, prompt: &str, scoped: &[ServerSpec], host: &mut dyn Host) -> Result<TurnOutput, Failure> {
@@ -114,13 +159,20 @@ impl Driver for ReferenceDriver {
         }
         let specs = self.specs(&scoped)?;
         let mut bridge = HostBridge(host);
-        let report = self.inner.turn(prompt, specs, &mut bridge).map_err(failure)?;
+        let report = match &mut self.session {
+            Session::Codex(d) => d.turn(prompt, specs, &mut bridge),
+            Session::Claude(d) => d.turn(prompt, specs, &mut bridge),
+            Session::Unsupported(p) => return Err(Failure::new("unsupported", format!("the reference driver does not drive {p}"))),
+            Session::None => return Err(Failure::new("not-open", "open() first")),
+        }
+        .map_err(failure)?;
         Ok(TurnOutput {
             tool_calls: report
                 .tool_calls
                 .into_iter()
                 .map(|r| driver::ToolCallRecord { call_id: r.call_id, server: r.server, tool: r.tool, status: r.status })
                 .collect(),
+            bridged: report.bridged.into_iter().map(|b| driver::BridgedRecord { call_id: b.call_id, tool: b.tool }).collect(),
         })
     }
 
@@ -134,11 +186,20 @@ impl Driver for ReferenceDriver {
                 s.tools.clear();
             }
         }
-        self.inner.resume(l).map_err(failure)
+        match &mut self.session {
+            Session::Codex(d) => d.resume(l).map_err(failure),
+            Session::Claude(d) => d.resume(l).map_err(failure),
+            _ => Ok(()),
+        }
     }
 
     fn close(&mut self) {
-        self.inner.close();
+        match &mut self.session {
+            Session::Codex(d) => d.close(),
+            Session::Claude(d) => d.close(),
+            _ => {}
+        }
+        self.session = Session::None;
     }
 }
 
@@ -159,6 +220,10 @@ impl drivers::Host for HostBridge<'_> {
             HostAnswer::Decline => HostDecision::Decline,
             HostAnswer::Cancel => HostDecision::Cancel,
         }
+    }
+
+    fn call_tool(&mut self, tool: &str, arguments: &Value) -> Value {
+        self.0.call_tool(tool, arguments)
     }
 }
 
@@ -199,14 +264,19 @@ pub fn mutants() -> Vec<Mutant> {
         Mutant {
             name: "reject-all-requests",
             bug: "refuses every server request, so a prompted tool the host approves never runs",
-            build: || with_parts("reject-all-requests", |p| p.respond = |m, _, _, _| Err((-32601, format!("unsupported `{m}`")))),
+            build: || {
+                with_parts("reject-all-requests", |p| {
+                    p.respond = |m, _, _, _| Err((-32601, format!("unsupported `{m}`")));
+                    p.claude_permission = |name, _, _, _| json!({"behavior": "deny", "message": format!("{name} refused")});
+                })
+            },
         },
         Mutant {
             name: "global-never",
             bug: "maps auto-approve to approvalPolicy `never`, an in-CLI denial on Codex 0.148+",
             build: || {
                 with_parts("global-never", |p| {
-                    p.approval_policy = |g| match g {
+                    p.approval_policy = |g, _| match g {
                         GlobalPolicy::AutoApprove => json!("never"),
                         GlobalPolicy::Ask => json!("on-request"),
                     }
@@ -215,9 +285,10 @@ pub fn mutants() -> Vec<Mutant> {
         },
         Mutant {
             name: "blanket-accept",
-            bug: "accepts every elicitation, not only tool approvals it may settle",
+            bug: "accepts every elicitation and permission prompt, not only those it may settle",
             build: || {
                 with_parts("blanket-accept", |p| {
+                    p.claude_permission = |_, input, _, _| json!({"behavior": "allow", "updatedInput": input});
                     p.respond = |m, params, ctx, host| {
                         if m == "mcpServer/elicitation/request" {
                             Ok(json!({"action": "accept", "content": {}}))
@@ -260,7 +331,8 @@ pub fn mutants() -> Vec<Mutant> {
             bug: "silently drops per-tool policies from the provider config",
             build: || {
                 with_parts("drop-policy", |p| {
-                    p.config_toml = |set| {
+                    p.claude_rules = |_| drivers::parts::ClaudeRules::default();
+                    p.codex_config = |set| {
                         let stripped: Vec<McpServerSpec> =
                             set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
                         drivers::codex::projection::config_toml(&ServerSet::build(stripped).unwrap_or_default())
@@ -273,7 +345,14 @@ pub fn mutants() -> Vec<Mutant> {
             bug: "approves a whole server when one of its tools is approved",
             build: || {
                 with_parts("server-wide-approve", |p| {
-                    p.config_toml = |set| {
+                    p.claude_rules = |set| {
+                        let mut rules = drivers::parts::claude_rules(set);
+                        for s in set.servers().filter(|s| s.tools.values().any(|p| *p == ApprovalPolicy::Approve)) {
+                            rules.allow.push(format!("mcp__{}", s.name));
+                        }
+                        rules
+                    };
+                    p.codex_config = |set| {
                         let mut text = drivers::codex::projection::config_toml(set);
                         for s in set.servers() {
                             if s.tools.values().any(|p| *p == ApprovalPolicy::Approve) {
@@ -292,6 +371,16 @@ pub fn mutants() -> Vec<Mutant> {
             bug: "matches approvals by tool name alone, so another server's same-named tool is approved too",
             build: || {
                 with_parts("name-only-match", |p| {
+                    p.claude_permission = |name, input, ctx, host| {
+                        let approved = ctx.servers.servers().any(|s| {
+                            s.tools.iter().any(|(t, p)| *p == ApprovalPolicy::Approve && name.ends_with(&format!("__{t}")))
+                        });
+                        if approved {
+                            json!({"behavior": "allow", "updatedInput": input})
+                        } else {
+                            drivers::claude::permission(name, input, ctx, host)
+                        }
+                    };
                     p.respond = |m, params, ctx, host| {
                         if m == "mcpServer/elicitation/request" {
                             if let Some(tool) = drivers::codex::respond::approval_tool_name(params) {
@@ -374,6 +463,66 @@ pub fn mutants() -> Vec<Mutant> {
             name: "resume-drops-policies",
             bug: "re-declares servers without their tool policies on resume",
             build: || with_wiring("resume-drops-policies", Wiring { resume_drops_policies: true, ..Wiring::default() }),
+        },
+        Mutant {
+            name: "secret-inline",
+            bug: "writes the bearer token itself into the child's arguments instead of naming its env var",
+            build: || with_parts("secret-inline", |p| p.claude_auth_header = |_, value| format!("Bearer {value}")),
+        },
+        Mutant {
+            name: "bridge-plain-on-request",
+            bug: "bridges its tools under plain on-request instead of granular approval with experimentalApi",
+            build: || with_parts("bridge-plain-on-request", |p| p.approval_policy = |_, _| json!("on-request")),
+        },
+        Mutant {
+            name: "silent-downgrade",
+            bug: "launches a provider without a per-tool primitive anyway, dropping the policies",
+            build: || with_wiring("silent-downgrade", Wiring { silent_downgrade: true, ..Wiring::default() }),
+        },
+        Mutant {
+            name: "bridge-keeps-annotations",
+            bug: "passes host tool results to the child verbatim, annotations and user-only blocks included",
+            build: || with_parts("bridge-keeps-annotations", |p| p.bridge_result = |r| r.clone()),
+        },
+        Mutant {
+            name: "bridge-sends-twice",
+            bug: "sends each bridged result block to the child twice",
+            build: || {
+                with_parts("bridge-sends-twice", |p| {
+                    p.bridge_result = |r| {
+                        let mut out = drivers::bridge::model_facing(r);
+                        let blocks = out["content"].as_array().cloned().unwrap_or_default();
+                        out["content"] = Value::Array(blocks.iter().chain(blocks.iter()).cloned().collect());
+                        out
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "bridge-forwards-user-blocks",
+            bug: "strips annotations from bridged results but forwards blocks meant only for the user",
+            build: || {
+                with_parts("bridge-forwards-user-blocks", |p| {
+                    p.bridge_result = |r| {
+                        let mut out = r.clone();
+                        if let Some(blocks) = out["content"].as_array_mut() {
+                            blocks.iter_mut().filter_map(Value::as_object_mut).for_each(|b| {
+                                b.remove("annotations");
+                            });
+                        }
+                        out
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "bridge-keyed-by-progress-token",
+            bug: "records bridged results under the MCP progress token instead of the child's call id",
+            build: || {
+                with_parts("bridge-keyed-by-progress-token", |p| {
+                    p.bridge_call_id = |meta, _| meta.get("progressToken").map(|t| t.to_string()).unwrap_or_default()
+                })
+            },
         },
         Mutant {
             name: "resume-is-noop",

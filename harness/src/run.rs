@@ -11,8 +11,8 @@ use fakes::version::Version;
 use fakes::wire::{read_jsonl, Recorder};
 use serde_json::{json, Value};
 
-use crate::driver::{Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, Transport};
-use crate::scenario::{catalog, toml_to_json, Scenario, Step, TransportKind};
+use crate::driver::{BridgeSpec, Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, Transport};
+use crate::scenario::{catalog, toml_to_json, Provider, Scenario, Step, TransportKind};
 
 /// How to start a fake: a program plus leading arguments, so one executable
 /// can serve as several fakes.
@@ -26,27 +26,28 @@ pub struct FakeCommand {
 #[derive(Debug, Clone)]
 pub struct Fakes {
     pub codex: FakeCommand,
+    pub claude: FakeCommand,
     pub mcp: FakeCommand,
 }
 
 impl Fakes {
-    /// Separate `fake-codex` and `fake-mcp` executables (the test case).
-    pub fn from_bins(codex: &str, mcp: &str) -> Fakes {
-        Fakes {
-            codex: FakeCommand { program: codex.into(), prefix: Vec::new() },
-            mcp: FakeCommand { program: mcp.into(), prefix: Vec::new() },
-        }
+    /// Separate `fake-codex`, `fake-claude` and `fake-mcp` executables (the
+    /// test case).
+    pub fn from_bins(codex: &str, claude: &str, mcp: &str) -> Fakes {
+        let bin = |p: &str| FakeCommand { program: p.into(), prefix: Vec::new() };
+        Fakes { codex: bin(codex), claude: bin(claude), mcp: bin(mcp) }
     }
 
     /// One executable that becomes a fake when its first argument says so
     /// (the CLI case: `conformance fake-codex ...`).
     pub fn multicall(program: PathBuf) -> Fakes {
-        Fakes {
-            codex: FakeCommand { program: program.clone(), prefix: vec!["fake-codex".into()] },
-            mcp: FakeCommand { program, prefix: vec!["fake-mcp".into()] },
-        }
+        let sub = |name: &str| FakeCommand { program: program.clone(), prefix: vec![name.to_string()] };
+        Fakes { codex: sub("fake-codex"), claude: sub("fake-claude"), mcp: sub("fake-mcp") }
     }
 }
+
+/// The provider's transcript in a run directory, whichever fake wrote it.
+pub const TRANSCRIPT: &str = "provider.jsonl";
 
 /// Everything observed during one trial.
 #[derive(Debug, Default)]
@@ -57,6 +58,10 @@ pub struct Observations {
     pub steps: Vec<StepObservation>,
     /// Host prompts no step accounts for.
     pub stray_prompts: Vec<Prompt>,
+    /// Every approvalPolicy the provider's threads were opened with.
+    pub approval_policies: Vec<Value>,
+    /// Whether each initialize asked for experimentalApi.
+    pub experimental_api: Vec<bool>,
     /// Problems found in the recordings regardless of expectations.
     pub violations: Vec<String>,
     pub run_dir: PathBuf,
@@ -70,6 +75,10 @@ pub struct StepObservation {
     pub outcome: Option<Value>,
     pub server_calls: u64,
     pub host_asked: bool,
+    /// Calls of the host's own tool this step made through the bridge.
+    pub bridge_calls: u64,
+    /// The driver reported a bridged record under this step's call id.
+    pub driver_recorded: bool,
     pub fingerprint: Option<String>,
     /// A driver call made for this step (turn, resume ...) failed.
     pub driver_error: Option<Failure>,
@@ -80,6 +89,7 @@ struct HostLog<'a> {
     /// Steps of the turn in progress: (index, step).
     turn: Vec<usize>,
     asked: &'a mut Vec<bool>,
+    bridge_calls: &'a mut Vec<u64>,
     stray: &'a mut Vec<Prompt>,
 }
 
@@ -108,6 +118,28 @@ impl Host for HostLog<'_> {
                 HostAnswer::Decline
             }
         }
+    }
+
+    fn call_tool(&mut self, tool: &str, arguments: &Value) -> Value {
+        self.bridge_result(tool, arguments).unwrap_or_else(|| {
+            self.stray.push(Prompt::ToolCall { server: "(bridge)".into(), tool: tool.to_string() });
+            json!({"content": [{"type": "text", "text": format!("no step calls host tool {tool} with these arguments")}], "isError": true})
+        })
+    }
+}
+
+impl HostLog<'_> {
+    fn bridge_result(&mut self, tool: &str, arguments: &Value) -> Option<Value> {
+        let bridge = self.scenario.bridge.as_ref()?;
+        let step = self.turn.iter().copied().find(|&i| match &self.scenario.steps[i] {
+            Step::ToolCall { server, tool: t, arguments: a, .. } => {
+                server.trim() == bridge.server.trim() && t.trim() == tool && call_arguments(i, a.as_ref()) == *arguments
+            }
+            _ => false,
+        })?;
+        self.bridge_calls[step] += 1;
+        let decl = bridge.tools.get(tool)?;
+        Some(json!({"content": decl.content.iter().map(toml_to_json).collect::<Vec<_>>(), "isError": decl.is_error}))
     }
 }
 
@@ -148,15 +180,18 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
         secrets: setup.secrets.clone(),
     };
     let launch = |h: &HostState| Launch {
-        provider: "codex".into(),
+        provider: scenario.provider.as_str().into(),
         binary: setup.wrapper.clone(),
         home: dir.join("home"),
         cwd: dir.join("work"),
         secrets: h.secrets.clone(),
         global: scenario.policy.global.clone(),
         servers: h.servers.clone(),
+        bridge: scenario.bridge.as_ref().map(|b| BridgeSpec { server: b.server.clone(), tools: b.tools.keys().cloned().collect() }),
     };
     let mut asked = vec![false; scenario.steps.len()];
+    let mut bridge_calls = vec![0; scenario.steps.len()];
+    let mut bridged_ids: Vec<String> = Vec::new();
     let mut stray = Vec::new();
     match driver.open(&launch(&host)) {
         Err(e) => obs.launch_error = Some(e),
@@ -172,9 +207,16 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
                     turn_number += 1;
                     let scoped: Vec<ServerSpec> =
                         host.detachable.iter().filter(|s| host.scoped.contains(&s.name)).cloned().collect();
-                    let mut log = HostLog { scenario, turn: std::mem::take(&mut turn), asked: &mut asked, stray: &mut stray };
-                    if let Err(e) = driver.turn(&format!("turn {turn_number}"), &scoped, &mut log) {
-                        obs.steps[i].driver_error = Some(e);
+                    let mut log = HostLog {
+                        scenario,
+                        turn: std::mem::take(&mut turn),
+                        asked: &mut asked,
+                        bridge_calls: &mut bridge_calls,
+                        stray: &mut stray,
+                    };
+                    match driver.turn(&format!("turn {turn_number}"), &scoped, &mut log) {
+                        Ok(out) => bridged_ids.extend(out.bridged.into_iter().map(|b| b.call_id)),
+                        Err(e) => obs.steps[i].driver_error = Some(e),
                     }
                     continue;
                 }
@@ -228,9 +270,19 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
     drop(setup.http);
     for (i, a) in asked.into_iter().enumerate() {
         obs.steps[i].host_asked = a;
+        obs.steps[i].bridge_calls = bridge_calls[i];
     }
     obs.stray_prompts = stray;
     gather(scenario, dir, &setup.recordings, &secrets, &mut obs);
+    let bridge_server = scenario.bridge.as_ref().map(|b| b.server.trim());
+    for (step, decl) in obs.steps.iter_mut().zip(&scenario.steps) {
+        let call_id = step.outcome.as_ref().and_then(|o| o["call_id"].as_str()).unwrap_or("");
+        step.driver_recorded = !call_id.is_empty() && bridged_ids.iter().any(|b| b == call_id);
+        // For the host's own tools, "the server" is the host.
+        if matches!(decl, Step::ToolCall { server, .. } if Some(server.trim()) == bridge_server) {
+            step.server_calls = step.bridge_calls;
+        }
+    }
     obs
 }
 
@@ -251,7 +303,7 @@ impl Setup {
             std::fs::create_dir_all(dir.join(d))?;
         }
         let mut setup = Setup {
-            wrapper: dir.join("bin/codex"),
+            wrapper: dir.join("bin").join(scenario.provider.as_str()),
             specs: Vec::new(),
             secrets: BTreeMap::new(),
             recordings: BTreeMap::new(),
@@ -312,13 +364,18 @@ impl Setup {
         }
         let script = Script {
             version: version.to_string(),
-            transcript: dir.join("codex.jsonl"),
-            state: dir.join("codex-state.json"),
+            transcript: dir.join(TRANSCRIPT),
+            state: dir.join("provider-state.json"),
             turns: turns(scenario),
         };
         let script_path = dir.join("script.json");
         std::fs::write(&script_path, serde_json::to_string_pretty(&script).map_err(std::io::Error::other)?)?;
-        write_wrapper(&setup.wrapper, &fakes.codex, &script_path)?;
+        match scenario.provider {
+            Provider::Codex => write_wrapper(&setup.wrapper, &fakes.codex, &script_path)?,
+            Provider::Claude => write_wrapper(&setup.wrapper, &fakes.claude, &script_path)?,
+            // No fake to simulate: record that the driver launched it at all.
+            Provider::Cursor | Provider::Codebuddy => write_launch_recorder(&setup.wrapper, &dir.join(TRANSCRIPT))?,
+        }
         Ok(setup)
     }
 
@@ -326,8 +383,10 @@ impl Setup {
         self.dir.join(format!("mcp/{}.token", server.trim()))
     }
 
+    /// Every secret value used in the run, initial and rotated, once each.
     fn all_secrets(&self, current: &BTreeMap<String, String>) -> Vec<String> {
-        self.secrets.values().chain(current.values()).cloned().collect()
+        let all: std::collections::BTreeSet<&String> = self.secrets.values().chain(current.values()).collect();
+        all.into_iter().cloned().collect()
     }
 }
 
@@ -379,6 +438,18 @@ fn write_wrapper(path: &Path, fake: &FakeCommand, script: &Path) -> std::io::Res
     line.push("--run".into());
     line.push(quote(&script.display().to_string()));
     std::fs::write(path, format!("#!/bin/sh\nexec {} \"$@\"\n", line.join(" ")))?;
+    make_executable(path)
+}
+
+/// A stand-in CLI for providers the fakes do not simulate: it appends a
+/// launch record and fails.
+fn write_launch_recorder(path: &Path, transcript: &Path) -> std::io::Result<()> {
+    let target = transcript.display().to_string().replace('\'', "'\\''");
+    std::fs::write(path, format!("#!/bin/sh\necho '{{\"event\":\"launch\"}}' >> '{target}'\nexit 1\n"))?;
+    make_executable(path)
+}
+
+fn make_executable(path: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -402,8 +473,14 @@ fn gather(
     secrets: &[String],
     obs: &mut Observations,
 ) {
-    let codex = read_jsonl(&dir.join("codex.jsonl")).unwrap_or_default();
+    let codex = read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default();
     obs.provider_launches = codex.iter().filter(|e| e["event"] == "launch").count();
+    obs.approval_policies = codex.iter().filter(|e| e["event"] == "thread").map(|e| e["approvalPolicy"].clone()).collect();
+    obs.experimental_api = codex
+        .iter()
+        .filter(|e| e["dir"] == "c2s" && e["msg"]["method"] == "initialize")
+        .map(|e| e["msg"]["params"]["capabilities"]["experimentalApi"] == json!(true))
+        .collect();
     for e in codex.iter().filter(|e| e["event"] == "outcome") {
         if let Some(i) = e["step"].as_u64().map(|s| s as usize) {
             if let Some(step) = obs.steps.get_mut(i) {
@@ -480,7 +557,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// Kills the provider processes the fake recorded launching in `dir`.
 pub fn kill_providers(dir: &Path) {
-    for e in read_jsonl(&dir.join("codex.jsonl")).unwrap_or_default() {
+    for e in read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default() {
         if e["event"] == "launch" {
             if let Some(pid) = e["pid"].as_u64() {
                 let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();

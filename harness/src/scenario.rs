@@ -37,6 +37,12 @@ pub struct Scenario {
     pub servers: Vec<ServerDecl>,
     #[serde(default)]
     pub launch: LaunchExpect,
+    /// Host tools the driver must expose to the child through its bridge.
+    #[serde(default)]
+    pub bridge: Option<BridgeDecl>,
+    /// What the provider must have been told (Codex only).
+    #[serde(default)]
+    pub provider_saw: ProviderSawExpect,
     #[serde(default)]
     pub steps: Vec<Step>,
     #[serde(skip)]
@@ -51,6 +57,22 @@ fn any_version() -> String {
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
     Codex,
+    Claude,
+    /// Cursor and CodeBuddy have no exact per-tool approval primitive; only
+    /// the driver's refusal to launch is tested for them.
+    Cursor,
+    Codebuddy,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Codex => "codex",
+            Provider::Claude => "claude",
+            Provider::Cursor => "cursor",
+            Provider::Codebuddy => "codebuddy",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -107,6 +129,33 @@ pub struct CatalogTool {
     pub annotations: Option<toml::Table>,
     #[serde(default)]
     pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeDecl {
+    /// MCP server name the child sees the host tools under.
+    pub server: String,
+    /// Each tool's result, as the host returns it (blocks may carry
+    /// annotations the driver must not pass on).
+    pub tools: BTreeMap<String, BridgeToolDecl>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeToolDecl {
+    pub content: Vec<toml::Table>,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSawExpect {
+    /// `on-request`, `never`, `granular` ... for every thread opened.
+    pub approval_policy: Option<String>,
+    /// initialize asked for `experimentalApi`.
+    pub experimental_api: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -202,8 +251,15 @@ pub struct ToolCallExpect {
     pub server_calls: Option<u64>,
     /// completed | failed | none (no MCP item: the tool was not offered).
     pub item: Option<String>,
-    /// result | rejected | cancelled | denied-never | unsupported | error.
+    /// result | rejected | cancelled | denied-never | not-granted |
+    /// unsupported | timeout | error.
     pub model_saw: Option<String>,
+    /// Texts of the content blocks the provider received, in order.
+    pub blocks: Option<Vec<String>>,
+    /// Whether any block the provider received carried annotations.
+    pub annotated: Option<bool>,
+    /// The driver recorded this bridged call under the provider's call id.
+    pub driver_recorded: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -316,6 +372,11 @@ impl Scenario {
                 }
             }
         }
+        if self.provider != Provider::Codex
+            && (self.provider_saw.approval_policy.is_some() || self.provider_saw.experimental_api.is_some())
+        {
+            return err("provider_saw", "`provider_saw` is only checked for codex".into());
+        }
         if self.launch.error.is_some() && !self.steps.is_empty() {
             return err("steps", "a scenario expecting a launch error has no steps".into());
         }
@@ -331,13 +392,25 @@ impl Scenario {
             };
             match step {
                 Step::ToolCall { server, tool, expect, .. } => {
-                    let s = need_server(server)?;
-                    if !catalog(s).contains_key(tool.trim()) {
-                        return err(tool, format!("step {n}: server `{server}` does not expose tool `{tool}` (add it to its catalog)"));
+                    match &self.bridge {
+                        Some(b) if b.server.trim() == server.trim() => {
+                            if !b.tools.contains_key(tool.trim()) {
+                                return err(tool, format!("step {n}: the bridge has no host tool `{tool}`"));
+                            }
+                        }
+                        _ => {
+                            let s = need_server(server)?;
+                            if !catalog(s).contains_key(tool.trim()) {
+                                return err(tool, format!("step {n}: server `{server}` does not expose tool `{tool}` (add it to its catalog)"));
+                            }
+                        }
                     }
                     if expect.is_empty() {
                         return err(tool, format!("step {n}: field `expect` checks nothing"));
                     }
+                }
+                Step::Request { .. } | Step::RawRequest { .. } if self.provider != Provider::Codex => {
+                    return err("request", format!("step {n}: provider requests are only scripted for codex"));
                 }
                 Step::Request { request, server, expect, .. } => {
                     let needs_server = matches!(request, RequestKind::UrlElicitation | RequestKind::FormElicitation);
@@ -394,6 +467,9 @@ impl ToolCallExpect {
             && self.server_calls.is_none()
             && self.item.is_none()
             && self.model_saw.is_none()
+            && self.blocks.is_none()
+            && self.annotated.is_none()
+            && self.driver_recorded.is_none()
     }
 }
 

@@ -14,7 +14,7 @@ use crate::driver::Driver;
 use crate::judge::{judge, Mismatch};
 use crate::reference::{mutants, ReferenceDriver};
 use crate::run::{run_trial, Fakes};
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{Provider, Scenario, ScenarioError};
 
 /// The scenario files compiled into the harness (the default suite).
 pub const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/embedded_scenarios.rs"));
@@ -73,14 +73,39 @@ pub fn check_set(scenarios: &[Scenario]) -> Vec<String> {
     problems
 }
 
+/// Codex versions measured on the real binary.
 pub fn versions() -> &'static [Version] {
     &MEASURED
+}
+
+/// Claude Code versions measured on the real binary.
+pub const CLAUDE_MEASURED: [Version; 2] = [Version::new(2, 1, 266), Version::new(2, 1, 332)];
+
+/// The versions a scenario's provider is simulated at: one trial each.
+/// Providers without a fake get one nominal version.
+pub fn versions_for(provider: Provider) -> Vec<Version> {
+    match provider {
+        Provider::Codex => MEASURED.to_vec(),
+        Provider::Claude => CLAUDE_MEASURED.to_vec(),
+        Provider::Cursor | Provider::Codebuddy => vec![Version::new(0, 0, 0)],
+    }
+}
+
+/// `codex-0.148.0::id`, `claude-2.1.332::id`, `cursor::id`.
+pub fn trial_name(scenario: &Scenario, version: Version) -> String {
+    match scenario.provider {
+        Provider::Cursor | Provider::Codebuddy => format!("{}::{}", scenario.provider.as_str(), scenario.id),
+        p => format!("{}-{version}::{}", p.as_str(), scenario.id),
+    }
 }
 
 /// Why a trial does not apply, if it does not.
 pub fn skip_reason(scenario: &Scenario, version: Version, capabilities: &BTreeSet<String>) -> Option<String> {
     if !scenario.version_range().contains(version) {
-        return Some(format!("not applicable: needs codex {}", scenario.versions));
+        return Some(format!("not applicable: needs {} {}", scenario.provider.as_str(), scenario.versions));
+    }
+    if !capabilities.contains(scenario.provider.as_str()) {
+        return Some(format!("driver does not claim provider {}", scenario.provider.as_str()));
     }
     let missing: Vec<&str> =
         scenario.requires.iter().filter(|c| !capabilities.contains(*c)).map(String::as_str).collect();
@@ -113,7 +138,7 @@ pub fn run(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes
     let keep = std::env::var("CONFORMANCE_KEEP").unwrap_or_default();
     if keep == "all" || (!keep.is_empty() && !mismatches.is_empty()) {
         let kept: PathBuf = dir.keep();
-        eprintln!("kept run directory {} ({} on codex {version})", kept.display(), scenario.id);
+        eprintln!("kept run directory {} ({})", kept.display(), trial_name(scenario, version));
     }
     if mismatches.is_empty() {
         Verdict::Pass
@@ -134,7 +159,7 @@ pub fn run_mutant(scenario: &Scenario, mutant: &str, fakes: &Fakes) -> Result<Ve
     };
     let mut caught = Vec::new();
     let mut ran = 0;
-    for &v in versions() {
+    for v in versions_for(scenario.provider) {
         let mut driver = (m.build)();
         match run(scenario, v, &mut driver, fakes) {
             Verdict::Fail(_) => caught.push(v),

@@ -13,7 +13,7 @@ use harness::suite::{self, Verdict};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn fakes() -> Fakes {
-    Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-mcp"))
+    Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-claude"), env!("CARGO_BIN_EXE_fake-mcp"))
 }
 
 fn main() {
@@ -38,8 +38,8 @@ fn main() {
     trials.push(every_mutant_is_used(&scenarios));
     let capabilities = harness::driver::reference_capabilities();
     for scenario in scenarios.into_iter().map(Arc::new) {
-        for &version in suite::versions() {
-            let name = format!("codex-{version}::{}", scenario.id);
+        for version in suite::versions_for(scenario.provider) {
+            let name = suite::trial_name(&scenario, version);
             let skip = suite::skip_reason(&scenario, version, &capabilities);
             let s = Arc::clone(&scenario);
             let trial = Trial::test(name, move || verdict(suite::run_reference(&s, version, &fakes())));

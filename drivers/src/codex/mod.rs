@@ -1,81 +1,45 @@
 //! Reference driver for `codex app-server`.
 //!
 //! Per-tool policies are projected into CODEX_HOME/config.toml; the global
-//! policy is always `on-request` (never `never`, which Codex 0.148+ turns into
-//! an in-CLI denial); approval prompts are answered per [`respond`]. A running
+//! policy is `on-request` (never `never`, which Codex 0.148+ turns into an
+//! in-CLI denial), or granular with experimentalApi when the driver bridges
+//! its host's tools; approval prompts are answered per [`respond`]. A running
 //! app-server is reused only while the compatibility fingerprint of what it
 //! was launched with still matches.
 
-pub mod app_server;
 pub mod projection;
 pub mod respond;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::time::Instant;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::fingerprint;
+use crate::bridge::{BridgeCall, BridgeServer};
+use crate::child::ChildProcess;
+use crate::events::Event;
 use crate::host::{DriverError, Host};
-use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, SpecError};
-use app_server::{AppServer, Incoming, REPLY_TIMEOUT};
+use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
+use crate::parts::Parts;
+use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, Transport};
 pub use respond::{Answer, Context};
 
-/// The pieces of behaviour a driver can get wrong, as plain functions.
-#[derive(Clone, Copy)]
-pub struct Parts {
-    pub build: fn(Vec<McpServerSpec>) -> Result<ServerSet, SpecError>,
-    pub fingerprint: fn(&ServerSet, GlobalPolicy) -> String,
-    pub config_toml: fn(&ServerSet) -> String,
-    pub approval_policy: fn(GlobalPolicy) -> Value,
-    pub respond: fn(&str, &Value, &Context, &mut dyn Host) -> Answer,
-}
-
-impl Parts {
-    pub fn reference() -> Parts {
-        Parts {
-            build: ServerSet::build,
-            fingerprint: fingerprint::fingerprint,
-            config_toml: projection::config_toml,
-            approval_policy: |_| json!("on-request"),
-            respond: respond::respond,
-        }
-    }
-}
-
-/// Everything a host supplies to launch a session.
-#[derive(Debug, Clone)]
-pub struct Launch {
-    pub binary: PathBuf,
-    pub home: PathBuf,
-    pub cwd: PathBuf,
-    /// Secret values by environment variable name; passed to the provider's
-    /// environment only, never written anywhere.
-    pub secrets: BTreeMap<String, String>,
-    pub global: GlobalPolicy,
-    pub servers: Vec<McpServerSpec>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCallRecord {
-    /// The provider's call id (Codex item id == the model's call_id).
-    pub call_id: String,
-    pub server: String,
-    pub tool: String,
-    pub status: String,
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct TurnReport {
-    pub tool_calls: Vec<ToolCallRecord>,
-}
+/// How long the driver waits for the provider to say anything.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 struct Running {
-    app: AppServer,
+    child: ChildProcess,
     fingerprint: String,
     secrets: BTreeMap<String, String>,
+    next_id: u64,
+}
+
+enum Incoming {
+    Response { id: Value, result: Result<Value, Value> },
+    Request { id: Value, method: String, params: Value },
+    Notification { method: String, params: Value },
+    Bridge(BridgeCall),
 }
 
 pub struct CodexDriver {
@@ -84,11 +48,26 @@ pub struct CodexDriver {
     base: ServerSet,
     running: Option<Running>,
     thread_id: Option<String>,
+    events_tx: Sender<Event>,
+    events: Receiver<Event>,
+    generation: u64,
+    bridge: Option<BridgeServer>,
 }
 
 impl CodexDriver {
     pub fn new(parts: Parts) -> CodexDriver {
-        CodexDriver { parts, launch: None, base: ServerSet::default(), running: None, thread_id: None }
+        let (events_tx, events) = mpsc::channel();
+        CodexDriver {
+            parts,
+            launch: None,
+            base: ServerSet::default(),
+            running: None,
+            thread_id: None,
+            events_tx,
+            events,
+            generation: 0,
+            bridge: None,
+        }
     }
 
     pub fn fingerprint(&self, servers: Vec<McpServerSpec>, global: GlobalPolicy) -> Result<String, DriverError> {
@@ -100,6 +79,22 @@ impl CodexDriver {
     /// here, before any process starts.
     pub fn open(&mut self, launch: Launch) -> Result<(), DriverError> {
         self.base = (self.parts.build)(launch.servers.clone())?;
+        if let Some(b) = &launch.bridge {
+            if self.base.get(b.server.trim()).is_some() {
+                return Err(DriverError::new("duplicate-conflict", format!("bridge server `{}` is also declared", b.server)));
+            }
+            let tools = b.tools.iter().map(|t| json!({"name": t.name, "description": t.description,
+                "inputSchema": {"type": "object", "additionalProperties": true}})).collect();
+            let server = BridgeServer::start(tools, self.events_tx.clone())
+                .map_err(|e| DriverError::new("launch-failed", format!("bridge server: {e}")))?;
+            self.base.insert(McpServerSpec {
+                name: b.server.clone(),
+                transport: Transport::Http { url: server.url(), bearer_token_env: None },
+                reason: "the driver's bridge to its host's tools".into(),
+                tools: BTreeMap::new(),
+            })?;
+            self.bridge = Some(server);
+        }
         self.launch = Some(launch);
         self.thread_id = None;
         let base = self.base.clone();
@@ -109,7 +104,16 @@ impl CodexDriver {
     /// Re-opens with possibly changed declarations or secrets, continuing the
     /// same thread. The running app-server is kept only when nothing changed.
     pub fn resume(&mut self, launch: Launch) -> Result<(), DriverError> {
-        self.base = (self.parts.build)(launch.servers.clone())?;
+        let mut base = (self.parts.build)(launch.servers.clone())?;
+        if let (Some(b), Some(server)) = (&launch.bridge, &self.bridge) {
+            base.insert(McpServerSpec {
+                name: b.server.clone(),
+                transport: Transport::Http { url: server.url(), bearer_token_env: None },
+                reason: "the driver's bridge to its host's tools".into(),
+                tools: BTreeMap::new(),
+            })?;
+        }
+        self.base = base;
         self.launch = Some(launch);
         let base = self.base.clone();
         self.ensure(&base)
@@ -120,25 +124,44 @@ impl CodexDriver {
         let scoped = (self.parts.build)(scoped)?;
         let set = self.base.merged(&scoped)?;
         self.ensure(&set)?;
-        let global = self.launch.as_ref().map(|l| l.global).ok_or_else(|| DriverError::new("not-open", "open() first"))?;
+        let launch = self.launch.clone().ok_or_else(|| DriverError::new("not-open", "open() first"))?;
         let thread_id = self.thread_id.clone().unwrap_or_default();
-        let respond = self.parts.respond;
-        let app = &mut self.running.as_mut().ok_or_else(|| DriverError::new("not-open", "no app-server"))?.app;
         let input = json!([{"type": "text", "text": prompt, "text_elements": []}]);
-        let turn_req = app.request("turn/start", json!({"threadId": thread_id, "input": input}))?;
+        let turn_req = self.request("turn/start", json!({"threadId": thread_id, "input": input}))?;
         let mut report = TurnReport::default();
-        let ctx = Context { servers: &set, global, thread_id: &thread_id };
+        // Bridge items Codex announced, oldest first: (tool, arguments, call id).
+        let mut announced: VecDeque<(String, Value, String)> = VecDeque::new();
+        let bridge = launch.bridge.as_ref();
         loop {
-            match app.next(Instant::now() + REPLY_TIMEOUT)? {
+            match self.next(Instant::now() + REPLY_TIMEOUT)? {
                 Incoming::Response { id, result: Err(e) } if id == turn_req => {
                     return Err(DriverError::new("provider-rejected", format!("turn/start failed: {e}")));
                 }
                 Incoming::Response { .. } => {}
                 Incoming::Request { id, method, params } => {
-                    let answer = respond(&method, &params, &ctx, host);
-                    app.reply(&id, answer)?;
+                    let ctx = Context { servers: &set, global: launch.global, thread_id: &thread_id, bridge };
+                    let answer = (self.parts.respond)(&method, &params, &ctx, host);
+                    self.reply(&id, answer)?;
+                }
+                Incoming::Bridge(call) => {
+                    let position = announced.iter().position(|(t, a, _)| *t == call.tool && *a == call.arguments);
+                    let pending = position.and_then(|i| announced.remove(i)).map(|(_, _, id)| id);
+                    let call_id = (self.parts.bridge_call_id)(&call.meta, pending);
+                    let result = (self.parts.bridge_result)(&host.call_tool(&call.tool, &call.arguments));
+                    report.bridged.push(BridgedResult { call_id, tool: call.tool.clone(), result: result.clone() });
+                    let _ = call.reply.send(result);
                 }
                 Incoming::Notification { method, params } => match method.as_str() {
+                    "item/started" => {
+                        let item = &params["item"];
+                        if item["type"] == "mcpToolCall" && bridge.is_some_and(|b| item["server"] == json!(b.server.trim())) {
+                            announced.push_back((
+                                item["tool"].as_str().unwrap_or("").to_string(),
+                                item["arguments"].clone(),
+                                item["id"].as_str().unwrap_or("").to_string(),
+                            ));
+                        }
+                    }
                     "item/completed" => {
                         if let Some(record) = tool_call_record(&params) {
                             report.tool_calls.push(record);
@@ -153,6 +176,82 @@ impl CodexDriver {
 
     pub fn close(&mut self) {
         self.running = None;
+        self.bridge = None;
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, DriverError> {
+        let r = self.running.as_mut().ok_or_else(|| DriverError::new("not-open", "no app-server"))?;
+        r.next_id += 1;
+        let id = json!(r.next_id);
+        r.child.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        Ok(id)
+    }
+
+    fn reply(&mut self, id: &Value, answer: Answer) -> Result<(), DriverError> {
+        let r = self.running.as_mut().ok_or_else(|| DriverError::new("not-open", "no app-server"))?;
+        let msg = match answer {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, message)) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        };
+        r.child.send(&msg)
+    }
+
+    /// The next message from the current app-server or the bridge.
+    fn next(&mut self, deadline: Instant) -> Result<Incoming, DriverError> {
+        loop {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            let event = match self.events.recv_timeout(wait) {
+                Ok(e) => e,
+                Err(RecvTimeoutError::Timeout) => return Err(DriverError::new("timeout", "app-server stopped answering")),
+                Err(RecvTimeoutError::Disconnected) => return Err(DriverError::new("provider-exited", "event channel closed")),
+            };
+            let msg = match event {
+                Event::Bridge(call) => return Ok(Incoming::Bridge(call)),
+                Event::Child { generation, .. } | Event::ChildExited { generation } if generation != self.generation => continue,
+                Event::ChildExited { .. } => {
+                    let code = self.running.as_mut().and_then(|r| r.child.exit_code());
+                    return Err(DriverError::new("provider-exited", format!("app-server exited (code {code:?})")));
+                }
+                Event::Child { line: Err(e), .. } => return Err(DriverError::new("protocol-error", e)),
+                Event::Child { line: Ok(v), .. } => v,
+            };
+            let method = msg.get("method").and_then(Value::as_str).map(String::from);
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            return Ok(match (method, msg.get("id").cloned()) {
+                (Some(method), Some(id)) => Incoming::Request { id, method, params },
+                (Some(method), None) => Incoming::Notification { method, params },
+                (None, Some(id)) => Incoming::Response {
+                    id,
+                    result: match msg.get("error") {
+                        Some(e) => Err(e.clone()),
+                        None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
+                    },
+                },
+                (None, None) => return Err(DriverError::new("protocol-error", format!("neither request nor response: {msg}"))),
+            });
+        }
+    }
+
+    /// Waits for the response to `id`; server requests before it are refused
+    /// (nothing has been started that could legitimately ask).
+    fn await_response(&mut self, id: &Value) -> Result<Value, DriverError> {
+        loop {
+            match self.next(Instant::now() + REPLY_TIMEOUT)? {
+                Incoming::Response { id: got, result } if &got == id => {
+                    return result.map_err(|e| {
+                        let msg = e.get("message").and_then(Value::as_str).unwrap_or("error").to_string();
+                        DriverError::new("provider-rejected", msg)
+                    });
+                }
+                Incoming::Request { id, method, .. } => {
+                    self.reply(&id, Err((-32600, format!("unsolicited server request `{method}`"))))?;
+                }
+                Incoming::Bridge(call) => {
+                    let _ = call.reply.send(json!({"content": [], "isError": true}));
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Makes sure an app-server launched for exactly `set` is running with a
@@ -175,20 +274,26 @@ impl CodexDriver {
         }
         self.running = None;
         std::fs::create_dir_all(&launch.home)
-            .and_then(|_| std::fs::write(launch.home.join("config.toml"), (self.parts.config_toml)(set)))
+            .and_then(|_| std::fs::write(launch.home.join("config.toml"), (self.parts.codex_config)(set)))
             .map_err(|e| DriverError::new("launch-failed", format!("cannot write config.toml: {e}")))?;
+        self.generation += 1;
         let args = vec!["app-server".to_string(), "--listen".into(), "stdio://".into()];
-        let mut app = AppServer::spawn(&launch.binary, &args, &launch.home, &launch.cwd, &secrets)?;
-        let init = app.request(
+        let mut env = secrets.clone();
+        env.insert("CODEX_HOME".into(), launch.home.display().to_string());
+        let child = ChildProcess::spawn(&launch.binary, &args, &launch.cwd, &env, self.events_tx.clone(), self.generation)?;
+        self.running = Some(Running { child, fingerprint: fp, secrets, next_id: 0 });
+        let bridged = launch.bridge.is_some();
+        let init = self.request(
             "initialize",
             json!({"clientInfo": {"name": "approval-reference-driver", "title": "Reference driver", "version": env!("CARGO_PKG_VERSION")},
-                   "capabilities": {}}),
+                   "capabilities": {"experimentalApi": bridged}}),
         )?;
-        await_response(&mut app, &init)?;
-        app.notify("initialized")?;
+        self.await_response(&init)?;
+        let r = self.running.as_mut().ok_or_else(|| DriverError::new("not-open", "no app-server"))?;
+        r.child.send(&json!({"jsonrpc": "2.0", "method": "initialized"}))?;
         let mut params = json!({
             "cwd": launch.cwd.display().to_string(),
-            "approvalPolicy": (self.parts.approval_policy)(launch.global),
+            "approvalPolicy": (self.parts.approval_policy)(launch.global, bridged),
             "sandbox": "read-only",
         });
         let method = match &self.thread_id {
@@ -198,34 +303,14 @@ impl CodexDriver {
             }
             None => "thread/start",
         };
-        let req = app.request(method, params)?;
-        let result = await_response(&mut app, &req)?;
+        let req = self.request(method, params)?;
+        let result = self.await_response(&req).inspect_err(|_| self.running = None)?;
         let id = result
             .pointer("/thread/id")
             .and_then(Value::as_str)
             .ok_or_else(|| DriverError::new("protocol-error", format!("{method} result has no thread id")))?;
         self.thread_id = Some(id.to_string());
-        self.running = Some(Running { app, fingerprint: fp, secrets });
         Ok(())
-    }
-}
-
-/// Waits for the response to `id`; server requests before it are refused
-/// (nothing has been started that could legitimately ask).
-fn await_response(app: &mut AppServer, id: &Value) -> Result<Value, DriverError> {
-    loop {
-        match app.next(Instant::now() + REPLY_TIMEOUT)? {
-            Incoming::Response { id: got, result } if &got == id => {
-                return result.map_err(|e| {
-                    let msg = e.get("message").and_then(Value::as_str).unwrap_or("error").to_string();
-                    DriverError::new("provider-rejected", msg)
-                });
-            }
-            Incoming::Request { id, method, .. } => {
-                app.reply(&id, Err((-32600, format!("unsolicited server request `{method}`"))))?;
-            }
-            _ => {}
-        }
     }
 }
 
@@ -243,3 +328,4 @@ fn tool_call_record(params: &Value) -> Option<ToolCallRecord> {
         error: item.pointer("/error/message").and_then(Value::as_str).map(String::from),
     })
 }
+

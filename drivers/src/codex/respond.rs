@@ -5,12 +5,16 @@
 use serde_json::{json, Value};
 
 use crate::host::{Host, HostDecision, HostPrompt};
+use crate::launch::BridgeSpec;
 use crate::spec::{ApprovalPolicy, GlobalPolicy, ServerSet};
 
 pub struct Context<'a> {
     pub servers: &'a ServerSet,
     pub global: GlobalPolicy,
     pub thread_id: &'a str,
+    /// Set when the driver runs the child for its own tools: there is no one
+    /// to ask, so only approvals of those tools are accepted.
+    pub bridge: Option<&'a BridgeSpec>,
 }
 
 /// The reply body for one server request: `Ok(result)` or `Err((code, message))`.
@@ -22,6 +26,9 @@ pub fn respond(method: &str, params: &Value, ctx: &Context, host: &mut dyn Host)
         if t != ctx.thread_id {
             return Err((-32600, format!("request for thread {t}, which this driver did not start")));
         }
+    }
+    if let Some(bridge) = ctx.bridge {
+        return headless(method, params, ctx, bridge);
     }
     match method {
         "mcpServer/elicitation/request" => Ok(elicitation(params, ctx, host)),
@@ -38,6 +45,27 @@ pub fn respond(method: &str, params: &Value, ctx: &Context, host: &mut dyn Host)
             _ => json!({"permissions": {}, "scope": "turn"}),
         }),
         // No UI to ask the user: answer nothing rather than invent answers.
+        "item/tool/requestUserInput" => Ok(json!({"answers": {}})),
+        other => Err((-32601, format!("unsupported server request `{other}`"))),
+    }
+}
+
+/// Bridge mode: accept the approval of a bridged tool call, once and without
+/// persisting it; decline everything else.
+fn headless(method: &str, params: &Value, ctx: &Context, bridge: &BridgeSpec) -> Answer {
+    match method {
+        "mcpServer/elicitation/request" => {
+            let is_tool_approval =
+                params.pointer("/_meta/codex_approval_kind").and_then(Value::as_str) == Some("mcp_tool_call");
+            let server = params.get("serverName").and_then(Value::as_str).unwrap_or("");
+            let tool = approval_tool_name(params).unwrap_or_default();
+            let bridged = server == bridge.server.trim() && bridge.tools.iter().any(|t| t.name == tool);
+            // An approve-policy tool elsewhere would not have been asked about.
+            let approved = ctx.servers.policy(server, &tool) == Some(ApprovalPolicy::Approve);
+            Ok(action(if is_tool_approval && (bridged || approved) { HostDecision::Accept } else { HostDecision::Decline }))
+        }
+        "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => Ok(json!({"decision": "decline"})),
+        "item/permissions/requestApproval" => Ok(json!({"permissions": {}, "scope": "turn"})),
         "item/tool/requestUserInput" => Ok(json!({"answers": {}})),
         other => Err((-32601, format!("unsupported server request `{other}`"))),
     }

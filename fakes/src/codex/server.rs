@@ -32,6 +32,9 @@ pub struct Server {
     /// Client messages read while waiting for a reply, handled afterwards.
     deferred: VecDeque<Value>,
     next_request_id: i64,
+    progress_tokens: u64,
+    /// The server's result when the provider failed to read it.
+    last_raw_result: Option<Value>,
     initialized: bool,
     experimental_api: bool,
     thread: Option<Thread>,
@@ -88,6 +91,8 @@ impl Server {
             inbox,
             deferred: VecDeque::new(),
             next_request_id: 0,
+            progress_tokens: 0,
+            last_raw_result: None,
             initialized: false,
             experimental_api: false,
             thread: None,
@@ -450,6 +455,11 @@ impl Server {
                 }
             }
         };
+        // What the provider got from the server, before any rendering.
+        let mcp_result = match &outcome {
+            Outcome::Completed(r) => r.clone(),
+            Outcome::Failed(_) => self.last_raw_result.take().unwrap_or(Value::Null),
+        };
         let (status, result, error) = match &outcome {
             Outcome::Completed(r) => ("completed", r.clone(), Value::Null),
             Outcome::Failed(e) => ("failed", Value::Null, json!({"message": e})),
@@ -459,7 +469,7 @@ impl Server {
         self.rec.record(&json!({
             "event": "outcome", "step": step, "server": server, "tool": tool, "call_id": call_id,
             "decision": format!("{decision:?}"), "prompted": prompted, "answer": answer, "persist": persist,
-            "item_status": status, "model_saw": model_saw,
+            "item_status": status, "model_saw": model_saw, "mcp_result": mcp_result,
         }));
     }
 
@@ -513,9 +523,15 @@ impl Server {
         }
     }
 
+    fn next_progress_token(&mut self) -> u64 {
+        self.progress_tokens += 1;
+        self.progress_tokens
+    }
+
     fn run_tool(&mut self, ctx: &Value, call_id: &str, server: &str, tool: &str, arguments: &Value) -> Outcome {
         let mut meta = json!({
-            "progressToken": call_id,
+            // A counter, as MCP clients use: unrelated to the call id.
+            "progressToken": self.next_progress_token(),
             "threadId": ctx["threadId"],
             "x-codex-turn-metadata": {"turnId": ctx["turnId"]},
         });
@@ -534,6 +550,7 @@ impl Server {
         match conn.call(tool, arguments, meta) {
             Ok(result) => {
                 if profile.float_priority_breaks() && has_float_priority(&result) {
+                    self.last_raw_result = Some(result);
                     Outcome::Failed("tool call failed: Unexpected response type".into())
                 } else {
                     Outcome::Completed(result)

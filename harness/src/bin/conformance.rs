@@ -64,6 +64,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("fake-codex") => return exit(fakes::codex::main_with_args(args[1..].to_vec())),
         Some("fake-mcp") => return exit(fakes::mcp::main_with_args(args[1..].to_vec())),
+        Some("fake-claude") => return exit(fakes::claude::main_with_args(args[1..].to_vec())),
         _ => {}
     }
     let o = match parse(args) {
@@ -124,11 +125,14 @@ fn run(o: &Options, scenarios: &[&Scenario]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let versions: Vec<Version> = if o.versions.is_empty() { suite::versions().to_vec() } else { o.versions.clone() };
     let (mut pass, mut fail, mut skip) = (0, 0, 0);
     let mut failures = Vec::new();
     for s in scenarios {
-        for &v in &versions {
+        let versions: Vec<Version> = suite::versions_for(s.provider)
+            .into_iter()
+            .filter(|v| o.versions.is_empty() || o.versions.contains(v))
+            .collect();
+        for v in versions {
             let mut driver = match make_driver(&o.driver) {
                 Ok(d) => d,
                 Err(e) => {
@@ -136,7 +140,7 @@ fn run(o: &Options, scenarios: &[&Scenario]) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let name = format!("codex-{v}::{}", s.id);
+            let name = suite::trial_name(s, v);
             match suite::run(s, v, driver.as_mut(), &fakes) {
                 Verdict::Pass => {
                     pass += 1;

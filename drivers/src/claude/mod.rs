@@ -1,0 +1,257 @@
+//! Reference driver for Claude Code in print mode (`claude -p`, one process
+//! per turn, `--resume` to continue).
+//!
+//! `approve` is projected to an exact `--allowedTools mcp__S__T`, `prompt` to
+//! an exact `permissions.ask` rule. Every gated call reaches the driver
+//! through its bridge server's permission prompt tool, which decides like the
+//! Codex driver does: policy first, then the host.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::bridge::BridgeServer;
+use crate::child::ChildProcess;
+use crate::codex::respond::Context;
+use crate::events::Event;
+use crate::host::{DriverError, Host, HostDecision, HostPrompt};
+use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
+use crate::parts::Parts;
+use crate::spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, Transport};
+
+/// Name of the permission prompt tool on the bridge server.
+pub const PERMISSION_TOOL: &str = "permission_prompt";
+/// The bridge's MCP server name when the host bridges no tools of its own.
+pub const DEFAULT_BRIDGE: &str = "approval-bridge";
+const TURN_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct ClaudeDriver {
+    parts: Parts,
+    launch: Option<Launch>,
+    base: ServerSet,
+    session_id: Option<String>,
+    events_tx: Sender<Event>,
+    events: Receiver<Event>,
+    generation: u64,
+    bridge: Option<(String, BridgeServer)>,
+}
+
+impl ClaudeDriver {
+    pub fn new(parts: Parts) -> ClaudeDriver {
+        let (events_tx, events) = mpsc::channel();
+        ClaudeDriver { parts, launch: None, base: ServerSet::default(), session_id: None, events_tx, events, generation: 0, bridge: None }
+    }
+
+    /// Validates everything a turn will need; no process starts before one.
+    pub fn open(&mut self, launch: Launch) -> Result<(), DriverError> {
+        self.base = (self.parts.build)(launch.servers.clone())?;
+        let name = launch.bridge.as_ref().map_or(DEFAULT_BRIDGE.to_string(), |b| b.server.trim().to_string());
+        if self.base.get(&name).is_some() {
+            return Err(DriverError::new("duplicate-conflict", format!("bridge server `{name}` is also declared")));
+        }
+        let mut tools = vec![json!({
+            "name": PERMISSION_TOOL,
+            "description": "Decides whether Claude Code may run a gated tool call.",
+            "inputSchema": {"type": "object", "properties": {"tool_name": {"type": "string"}, "input": {"type": "object"},
+                            "tool_use_id": {"type": "string"}}, "required": ["tool_name", "input"]},
+        })];
+        for t in launch.bridge.iter().flat_map(|b| &b.tools) {
+            tools.push(json!({"name": t.name, "description": t.description, "inputSchema": {"type": "object", "additionalProperties": true}}));
+        }
+        let server = BridgeServer::start(tools, self.events_tx.clone())
+            .map_err(|e| DriverError::new("launch-failed", format!("bridge server: {e}")))?;
+        self.bridge = Some((name, server));
+        self.session_id = None;
+        check_secrets(&self.base, &launch)?;
+        self.launch = Some(launch);
+        Ok(())
+    }
+
+    /// Print mode starts a process per turn, so a resume only takes the new
+    /// declarations and secrets; the next turn uses them.
+    pub fn resume(&mut self, launch: Launch) -> Result<(), DriverError> {
+        self.base = (self.parts.build)(launch.servers.clone())?;
+        check_secrets(&self.base, &launch)?;
+        self.launch = Some(launch);
+        Ok(())
+    }
+
+    pub fn turn(&mut self, prompt: &str, scoped: Vec<McpServerSpec>, host: &mut dyn Host) -> Result<TurnReport, DriverError> {
+        let set = self.base.merged(&(self.parts.build)(scoped)?)?;
+        let launch = self.launch.clone().ok_or_else(|| DriverError::new("not-open", "open() first"))?;
+        let (bridge_name, bridge_url) = match &self.bridge {
+            Some((n, s)) => (n.clone(), s.url()),
+            None => return Err(DriverError::new("not-open", "open() first")),
+        };
+        let env = check_secrets(&set, &launch)?;
+        let args = self.arguments(prompt, &set, &launch, &bridge_name, &bridge_url);
+        let mut env = env;
+        env.insert("CLAUDE_CONFIG_DIR".into(), launch.home.display().to_string());
+        self.generation += 1;
+        let mut child = ChildProcess::spawn(&launch.binary, &args, &launch.cwd, &env, self.events_tx.clone(), self.generation)?;
+        child.close_input();
+        let ctx = Context { servers: &set, global: launch.global, thread_id: "", bridge: launch.bridge.as_ref() };
+        let mut report = TurnReport::default();
+        let mut pending: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let deadline = Instant::now() + TURN_TIMEOUT;
+        loop {
+            let event = match self.events.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(e) => e,
+                Err(RecvTimeoutError::Timeout) => return Err(DriverError::new("timeout", "claude did not finish the turn")),
+                Err(RecvTimeoutError::Disconnected) => return Err(DriverError::new("provider-exited", "event channel closed")),
+            };
+            match event {
+                Event::Bridge(call) => {
+                    let answer = if call.tool == PERMISSION_TOOL {
+                        let tool_name = call.arguments.get("tool_name").and_then(Value::as_str).unwrap_or("");
+                        let input = call.arguments.get("input").cloned().unwrap_or(json!({}));
+                        let verdict = (self.parts.claude_permission)(tool_name, &input, &ctx, host);
+                        json!({"content": [{"type": "text", "text": verdict.to_string()}]})
+                    } else {
+                        let call_id = (self.parts.bridge_call_id)(&call.meta, None);
+                        let result = (self.parts.bridge_result)(&host.call_tool(&call.tool, &call.arguments));
+                        report.bridged.push(BridgedResult { call_id, tool: call.tool.clone(), result: result.clone() });
+                        result
+                    };
+                    let _ = call.reply.send(answer);
+                }
+                Event::Child { generation, .. } | Event::ChildExited { generation } if generation != self.generation => {}
+                Event::ChildExited { .. } => {
+                    let code = child.exit_code();
+                    return Err(DriverError::new("provider-exited", format!("claude exited (code {code:?}) before its result")));
+                }
+                Event::Child { line: Err(e), .. } => return Err(DriverError::new("protocol-error", e)),
+                Event::Child { line: Ok(msg), .. } => {
+                    if msg["type"] == "system" && msg["subtype"] == "init" {
+                        self.session_id = msg["session_id"].as_str().map(String::from).or(self.session_id.take());
+                    }
+                    for block in blocks(&msg, "assistant") {
+                        if block["type"] == "tool_use" {
+                            let name = block["name"].as_str().unwrap_or("");
+                            let (server, tool) = split_tool_name(name, &set, &bridge_name);
+                            pending.insert(block["id"].as_str().unwrap_or("").to_string(), (server, tool));
+                        }
+                    }
+                    for block in blocks(&msg, "user") {
+                        if block["type"] == "tool_result" {
+                            let id = block["tool_use_id"].as_str().unwrap_or("").to_string();
+                            let (server, tool) = pending.remove(&id).unwrap_or_default();
+                            let failed = block["is_error"] == json!(true);
+                            report.tool_calls.push(ToolCallRecord {
+                                call_id: id,
+                                server,
+                                tool,
+                                status: if failed { "failed" } else { "completed" }.into(),
+                                error: failed.then(|| text_of(&block["content"])),
+                            });
+                        }
+                    }
+                    if msg["type"] == "result" {
+                        return Ok(report);
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn close(&mut self) {
+        self.bridge = None;
+    }
+
+    fn arguments(&self, prompt: &str, set: &ServerSet, launch: &Launch, bridge: &str, bridge_url: &str) -> Vec<String> {
+        let mut servers = serde_json::Map::new();
+        for s in set.servers() {
+            servers.insert(s.name.clone(), match &s.transport {
+                Transport::Stdio { command, args, env } => json!({"type": "stdio", "command": command, "args": args, "env": env}),
+                Transport::Http { url, bearer_token_env: Some(var) } => {
+                    let value = launch.secrets.get(var).map(String::as_str).unwrap_or("");
+                    json!({"type": "http", "url": url, "headers": {"Authorization": (self.parts.claude_auth_header)(var, value)}})
+                }
+                Transport::Http { url, bearer_token_env: None } => json!({"type": "http", "url": url}),
+            });
+        }
+        servers.insert(bridge.to_string(), json!({"type": "http", "url": bridge_url}));
+        let rules = (self.parts.claude_rules)(set);
+        let mut allow = rules.allow;
+        allow.extend(launch.bridge.iter().flat_map(|b| &b.tools).map(|t| format!("mcp__{bridge}__{}", t.name)));
+        let mut args = vec![
+            "-p".to_string(),
+            prompt.to_string(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--verbose".into(),
+            "--mcp-config".into(),
+            json!({"mcpServers": servers}).to_string(),
+            "--strict-mcp-config".into(),
+            "--permission-prompt-tool".into(),
+            format!("mcp__{bridge}__{PERMISSION_TOOL}"),
+        ];
+        if !allow.is_empty() {
+            args.push("--allowedTools".into());
+            args.push(allow.join(","));
+        }
+        if !rules.ask.is_empty() {
+            args.push("--settings".into());
+            args.push(json!({"permissions": {"ask": rules.ask}}).to_string());
+        }
+        if let Some(id) = &self.session_id {
+            args.push("--resume".into());
+            args.push(id.clone());
+        }
+        args
+    }
+}
+
+/// The permission prompt tool's verdict for one gated call.
+pub fn permission(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
+    let allow = json!({"behavior": "allow", "updatedInput": input});
+    let deny = |why: &str| json!({"behavior": "deny", "message": why});
+    let Some((server, tool)) = ctx.servers.servers().find_map(|s| {
+        tool_name.strip_prefix(&format!("mcp__{}__", s.name)).map(|t| (s.name.clone(), t.to_string()))
+    }) else {
+        return deny(&format!("{tool_name} is not a tool the host declared"));
+    };
+    let decision = match (ctx.servers.policy(&server, &tool), ctx.global) {
+        (Some(ApprovalPolicy::Approve), _) | (None, GlobalPolicy::AutoApprove) => HostDecision::Accept,
+        (Some(ApprovalPolicy::Prompt), _) | (None, GlobalPolicy::Ask) => host.decide(&HostPrompt::ToolCall { server, tool }),
+    };
+    match decision {
+        HostDecision::Accept => allow,
+        _ => deny(&format!("The host declined {tool_name}")),
+    }
+}
+
+fn check_secrets(set: &ServerSet, launch: &Launch) -> Result<BTreeMap<String, String>, DriverError> {
+    set.secret_envs()
+        .into_iter()
+        .map(|var| match launch.secrets.get(var) {
+            Some(v) => Ok((var.to_string(), v.clone())),
+            None => Err(DriverError::new("missing-secret", format!("no value for `{var}`"))),
+        })
+        .collect()
+}
+
+fn blocks<'a>(msg: &'a Value, kind: &str) -> Vec<&'a Value> {
+    if msg["type"] != kind {
+        return Vec::new();
+    }
+    msg.pointer("/message/content").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
+}
+
+fn split_tool_name(name: &str, set: &ServerSet, bridge: &str) -> (String, String) {
+    set.servers()
+        .map(|s| s.name.as_str())
+        .chain([bridge])
+        .find_map(|s| name.strip_prefix(&format!("mcp__{s}__")).map(|t| (s.to_string(), t.to_string())))
+        .unwrap_or_else(|| (String::new(), name.to_string()))
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    }
+}

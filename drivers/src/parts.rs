@@ -1,0 +1,90 @@
+//! The pieces of behaviour a driver can get wrong, as plain functions, so a
+//! test can build a driver with exactly one of them broken.
+
+use serde_json::{json, Value};
+
+use crate::codex::respond::{self, Answer, Context};
+use crate::host::Host;
+use crate::spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, SpecError};
+use crate::{bridge, claude, codex, fingerprint};
+
+/// Claude Code permission rules projected from a server set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaudeRules {
+    /// Exact `mcp__S__T` names for `--allowedTools`.
+    pub allow: Vec<String>,
+    /// Exact names for `permissions.ask`: asked even if allowed elsewhere.
+    pub ask: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+pub struct Parts {
+    pub build: fn(Vec<McpServerSpec>) -> Result<ServerSet, SpecError>,
+    pub fingerprint: fn(&ServerSet, GlobalPolicy) -> String,
+    /// Codex: CODEX_HOME/config.toml text.
+    pub codex_config: fn(&ServerSet) -> String,
+    /// Codex: thread approvalPolicy.
+    pub approval_policy: fn(GlobalPolicy, bridged: bool) -> Value,
+    /// Codex: the answer to each server request.
+    pub respond: fn(&str, &Value, &Context, &mut dyn Host) -> Answer,
+    /// Claude Code: allow and ask rules.
+    pub claude_rules: fn(&ServerSet) -> ClaudeRules,
+    /// Claude Code: the Authorization header for an HTTP server whose token
+    /// is in env var `var` (holding `value`).
+    pub claude_auth_header: fn(var: &str, value: &str) -> String,
+    /// Claude Code: the permission prompt tool's verdict for `mcp__S__T`.
+    pub claude_permission: fn(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value,
+    /// What of a host tool's result goes back to the child.
+    pub bridge_result: fn(&Value) -> Value,
+    /// The child's call id for a bridged call: from `_meta`, else the item
+    /// the provider announced.
+    pub bridge_call_id: fn(meta: &Value, announced: Option<String>) -> String,
+}
+
+impl Parts {
+    pub fn reference() -> Parts {
+        Parts {
+            build: ServerSet::build,
+            fingerprint: fingerprint::fingerprint,
+            codex_config: codex::projection::config_toml,
+            approval_policy: |_, bridged| {
+                if bridged {
+                    // Only MCP elicitations may reach the driver; everything
+                    // else is refused inside Codex.
+                    json!({"granular": {"mcp_elicitations": true, "sandbox_approval": false, "rules": false,
+                                        "skill_approval": false, "request_permissions": false}})
+                } else {
+                    json!("on-request")
+                }
+            },
+            respond: respond::respond,
+            claude_rules,
+            // Claude Code expands ${VAR} itself: the value stays out of argv.
+            claude_auth_header: |var, _| format!("Bearer ${{{var}}}"),
+            claude_permission: claude::permission,
+            bridge_result: bridge::model_facing,
+            bridge_call_id: |meta, announced| {
+                ["callId", "claudecode/toolUseId"]
+                    .iter()
+                    .find_map(|k| meta.get(*k).and_then(Value::as_str).map(String::from))
+                    .or(announced)
+                    .unwrap_or_default()
+            },
+        }
+    }
+}
+
+/// `approve` becomes an exact allow, `prompt` an exact ask rule.
+pub fn claude_rules(set: &ServerSet) -> ClaudeRules {
+    let mut rules = ClaudeRules::default();
+    for s in set.servers() {
+        for (tool, policy) in &s.tools {
+            let name = format!("mcp__{}__{}", s.name, tool);
+            match policy {
+                ApprovalPolicy::Approve => rules.allow.push(name),
+                ApprovalPolicy::Prompt => rules.ask.push(name),
+            }
+        }
+    }
+    rules
+}

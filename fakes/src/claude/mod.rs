@@ -1,0 +1,59 @@
+//! Fake `claude` (Claude Code CLI) in print mode: takes the real command
+//! line, reads the real config sources, connects the configured MCP servers
+//! the way the simulated version does, plays one scripted model turn per
+//! process and applies the measured permission logic to every tool call
+//! (../shared/PROVIDERS.md, section "Claude Code"). Output is the real
+//! `--output-format` shape; everything said on stdout, and one outcome per
+//! tool call, goes to the run's transcript for the judge.
+
+pub mod cli;
+pub mod config;
+pub mod profile;
+pub mod render;
+pub mod rules;
+mod session;
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::codex::script::Script;
+use crate::version::Version;
+use crate::wire::Recorder;
+
+/// Entry point of the `fake-claude` executable. The per-run wrapper passes
+/// `--run SCRIPT` first; everything after is what the driver passed.
+pub fn main_with_args(args: Vec<String>) -> i32 {
+    let (script_path, argv) = match args.split_first() {
+        Some((first, rest)) if first == "--run" => match rest.split_first() {
+            Some((path, rest)) => (Some(PathBuf::from(path)), rest.to_vec()),
+            None => (None, Vec::new()),
+        },
+        _ => (None, args),
+    };
+    let Some(script_path) = script_path else {
+        eprintln!("fake-claude: missing --run SCRIPT (the fake is started through its per-run wrapper)");
+        return 2;
+    };
+    let script = match Script::load(&script_path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("fake-claude: {e}");
+            return 2;
+        }
+    };
+    let version: Version = match script.version.parse() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("fake-claude: {e}");
+            return 2;
+        }
+    };
+    let rec = Recorder::open(&script.transcript).unwrap_or_else(|_| Recorder::none());
+    // argv as given: a driver that puts a secret on the command line is
+    // caught by the harness finding it here.
+    rec.record(&json!({"event": "launch", "pid": std::process::id(), "version": version.to_string(), "argv": argv}));
+    let code = session::run(profile::Profile::new(version), script, rec.clone(), &argv);
+    rec.record(&json!({"event": "exit", "code": code}));
+    code
+}

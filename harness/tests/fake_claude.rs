@@ -1,0 +1,746 @@
+//! The fake `claude -p` behaves like the measured real Claude Code
+//! (../shared/PROVIDERS.md, section "Claude Code"): permission rules from
+//! every source, the permission prompt tool, tool timeouts, result
+//! rendering, stream-json shapes and the per-version MCP handshake. Drives
+//! the fake directly, without any driver.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const FAKE_CLAUDE: &str = env!("CARGO_BIN_EXE_fake-claude");
+const FAKE_MCP: &str = env!("CARGO_BIN_EXE_fake-mcp");
+const OLD: &str = "2.1.266";
+const NEW: &str = "2.1.332";
+
+/// One run directory: script, config dir, working directory, MCP catalogs
+/// and recordings.
+struct Lab {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    version: String,
+}
+
+struct Ran {
+    code: i32,
+    events: Vec<Value>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    fn of_type<'a>(&'a self, ty: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.events.iter().filter(move |e| e["type"] == ty)
+    }
+
+    fn result(&self) -> &Value {
+        self.events.last().filter(|e| e["type"] == "result").unwrap_or_else(|| panic!("no result last: {}\n{}", self.stdout, self.stderr))
+    }
+
+    fn init(&self) -> &Value {
+        let first = &self.events[0];
+        assert_eq!((first["type"].as_str(), first["subtype"].as_str()), (Some("system"), Some("init")), "{first}");
+        first
+    }
+
+    fn denied_events(&self) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == "system" && e["subtype"] == "permission_denied").collect()
+    }
+}
+
+fn call(step: usize, server: &str, tool: &str, arguments: Value) -> Value {
+    json!({"kind": "tool_call", "step": step, "server": server, "tool": tool, "arguments": arguments})
+}
+
+/// The usual pair: `lab.echo` then the same tool name on `other`.
+fn pair() -> Vec<Value> {
+    vec![call(0, "lab", "echo", json!({"n": 0})), call(1, "other", "echo", json!({"n": 1}))]
+}
+
+impl Lab {
+    fn new(version: &str, turns: Vec<Vec<Value>>) -> Lab {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        for d in ["cfg", "home", "work"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        let turns: Vec<Value> = turns.into_iter().map(|a| json!({"actions": a})).collect();
+        let script = json!({"version": version, "transcript": dir.join("claude.jsonl"), "state": dir.join("state.json"), "turns": turns});
+        std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
+        Lab { _tmp: tmp, dir, version: version.to_string() }
+    }
+
+    /// A stdio server entry for --mcp-config, backed by a recording fake-mcp.
+    fn stdio(&self, server: &str, tools: Value) -> Value {
+        let catalog = self.dir.join(format!("{server}.catalog.json"));
+        std::fs::write(&catalog, json!({"server": server, "tools": tools}).to_string()).unwrap();
+        json!({"type": "stdio", "command": FAKE_MCP, "args": [
+            "stdio", "--catalog", catalog.display().to_string(), "--record", self.recording_path(server).display().to_string()
+        ]})
+    }
+
+    fn recording_path(&self, server: &str) -> PathBuf {
+        self.dir.join(format!("{server}.jsonl"))
+    }
+
+    /// `lab` and `other`, both with `echo` and `write`.
+    fn two_servers(&self) -> String {
+        let tools = json!([{"name": "echo"}, {"name": "write"}]);
+        json!({"mcpServers": {"lab": self.stdio("lab", tools.clone()), "other": self.stdio("other", tools)}}).to_string()
+    }
+
+    fn run(&self, args: &[&str]) -> Ran {
+        self.run_env(args, &[])
+    }
+
+    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
+        let mut cmd = Command::new(FAKE_CLAUDE);
+        cmd.arg("--run")
+            .arg(self.dir.join("script.json"))
+            .args(args)
+            .current_dir(self.dir.join("work"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.join("home"))
+            .env("CLAUDE_CONFIG_DIR", self.dir.join("cfg"))
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let events = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        Ran { code: out.status.code().unwrap_or(-1), events, stdout, stderr: String::from_utf8_lossy(&out.stderr).to_string() }
+    }
+
+    /// `-p` in stream-json with the two servers and `extra` flags.
+    fn play(&self, extra: &[&str]) -> Ran {
+        self.play_env(extra, &[])
+    }
+
+    fn play_env(&self, extra: &[&str], env: &[(&str, &str)]) -> Ran {
+        let config = self.two_servers();
+        let mut args = vec!["-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", &config];
+        args.extend_from_slice(extra);
+        let ran = self.run_env(&args, env);
+        assert_eq!(ran.code, 0, "{} {extra:?}\nstdout: {}\nstderr: {}", self.version, ran.stdout, ran.stderr);
+        ran
+    }
+
+    fn transcript(&self) -> Vec<Value> {
+        fakes::wire::read_jsonl(&self.dir.join("claude.jsonl")).unwrap_or_default()
+    }
+
+    fn outcomes(&self) -> Vec<Value> {
+        self.transcript().into_iter().filter(|e| e["event"] == "outcome").collect()
+    }
+
+    fn recording(&self, server: &str) -> Vec<Value> {
+        fakes::wire::read_jsonl(&self.recording_path(server)).unwrap_or_default()
+    }
+
+    fn calls(&self, server: &str) -> Vec<Value> {
+        self.recording(server).into_iter().filter(|e| e["event"] == "tools/call").collect()
+    }
+
+    fn received(&self, server: &str, method: &str) -> Vec<Value> {
+        self.recording(server).into_iter().filter(|e| e["dir"] == "in" && e["msg"]["method"] == method).map(|e| e["msg"].clone()).collect()
+    }
+}
+
+fn not_granted(name: &str) -> Value {
+    json!(format!("Claude requested permissions to use {name}, but you haven't granted it yet."))
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+#[test]
+fn exact_allow_runs_and_the_same_tool_on_another_server_is_not_granted() {
+    for version in [OLD, NEW] {
+        let lab = Lab::new(version, vec![pair()]);
+        let ran = lab.play(&["--allowedTools", "mcp__lab__echo"]);
+        let o = lab.outcomes();
+        assert_eq!(o.len(), 2, "{version}");
+        assert_eq!((o[0]["decision"].as_str(), o[0]["item_status"].as_str(), o[0]["prompted"].as_bool()), (Some("allowed"), Some("completed"), Some(false)));
+        assert_eq!(o[0]["model_saw"], json!([{"type": "text", "text": "lab/echo ok: {\"n\":0}"}]));
+        assert_eq!(o[0]["call_id"], "toolu_fake_0");
+        assert_eq!((o[1]["decision"].as_str(), o[1]["item_status"].as_str()), (Some("denied"), Some("none")));
+        assert_eq!(o[1]["model_saw"], not_granted("mcp__other__echo"));
+        assert_eq!(o[1]["answer"], Value::Null);
+        assert_eq!(lab.calls("lab").len(), 1);
+        assert_eq!(lab.calls("other").len(), 0, "the other server is never called");
+        let denied = ran.denied_events();
+        assert_eq!(denied.len(), 1);
+        assert_eq!(denied[0]["tool_name"], "mcp__other__echo");
+        assert_eq!(denied[0]["tool_use_id"], "toolu_fake_1");
+        assert_eq!(denied[0]["message"], not_granted("mcp__other__echo"));
+        assert_eq!(ran.result()["permission_denials"], json!([{"tool_name": "mcp__other__echo", "tool_use_id": "toolu_fake_1", "tool_input": {"n": 1}}]));
+    }
+}
+
+#[test]
+fn server_wide_allow_forms_and_the_ones_that_allow_nothing() {
+    let steps = || vec![call(0, "lab", "echo", json!({})), call(1, "lab", "write", json!({})), call(2, "other", "echo", json!({}))];
+    for (rule, expected) in [
+        ("mcp__lab", ["allowed", "allowed", "denied"]),
+        ("mcp__lab__*", ["allowed", "allowed", "denied"]),
+        ("mcp__lab__ech*", ["allowed", "denied", "denied"]),
+        ("mcp__lab__echo(*)", ["allowed", "denied", "denied"]),
+        ("mcp__*", ["denied", "denied", "denied"]),
+        ("mcp__*__echo", ["denied", "denied", "denied"]),
+        ("echo", ["denied", "denied", "denied"]),
+        ("*", ["denied", "denied", "denied"]),
+    ] {
+        let lab = Lab::new(NEW, vec![steps()]);
+        lab.play(&["--allowedTools", rule]);
+        let got: Vec<String> = lab.outcomes().iter().map(|o| o["decision"].as_str().unwrap_or("").to_string()).collect();
+        assert_eq!(got, expected, "--allowedTools {rule}");
+    }
+    // Comma- and space-separated lists, and several values after one flag.
+    for args in [&["--allowedTools", "mcp__lab__echo,mcp__other__echo"][..], &["--allowed-tools", "mcp__lab__echo mcp__other__echo"], &["--allowedTools", "mcp__lab__echo", "mcp__other__echo"]] {
+        let lab = Lab::new(NEW, vec![pair()]);
+        lab.play(args);
+        assert!(lab.outcomes().iter().all(|o| o["decision"] == "allowed"), "{args:?}");
+    }
+}
+
+#[test]
+fn deny_beats_allow_and_removes_the_tool() {
+    for version in [OLD, NEW] {
+        for flags in [
+            vec!["--allowedTools", "mcp__lab__echo", "--disallowedTools", "mcp__lab__echo"],
+            vec!["--allowedTools", "mcp__lab__echo", "--settings", r#"{"permissions":{"deny":["mcp__lab"]}}"#],
+            vec!["--allowedTools", "mcp__lab__echo", "--disallowed-tools", "mcp__*"],
+        ] {
+            let lab = Lab::new(version, vec![pair()]);
+            let ran = lab.play(&flags);
+            let o = &lab.outcomes()[0];
+            assert_eq!(o["decision"], "removed", "{flags:?}");
+            assert_eq!(o["model_saw"], "<tool_use_error>Error: No such tool available: mcp__lab__echo</tool_use_error>");
+            assert_eq!(lab.calls("lab").len(), 0);
+            let tools = ran.init()["tools"].as_array().unwrap().clone();
+            assert!(!tools.contains(&json!("mcp__lab__echo")), "{tools:?}");
+            // Removal is not a permission denial.
+            assert!(ran.result()["permission_denials"].as_array().unwrap().iter().all(|d| d["tool_name"] != "mcp__lab__echo"));
+            assert!(ran.denied_events().iter().all(|d| d["tool_name"] != "mcp__lab__echo"));
+        }
+    }
+}
+
+#[test]
+fn ask_beats_allow_and_bypass() {
+    let ask = r#"{"permissions":{"ask":["mcp__lab__echo"]}}"#;
+    let lab = Lab::new(NEW, vec![pair()]);
+    lab.play(&["--settings", ask, "--allowedTools", "mcp__lab__echo"]);
+    assert_eq!(lab.outcomes()[0]["model_saw"], not_granted("mcp__lab__echo"));
+    assert_eq!(lab.calls("lab").len(), 0);
+
+    let lab = Lab::new(NEW, vec![pair()]);
+    lab.play_env(&["--settings", ask, "--permission-mode", "bypassPermissions"], &[("IS_SANDBOX", "1")]);
+    let o = lab.outcomes();
+    assert_eq!(o[0]["decision"], "denied", "an ask rule gates even under bypassPermissions");
+    assert_eq!(o[1]["decision"], "allowed");
+}
+
+#[test]
+fn settings_sources() {
+    let allow = r#"{"permissions":{"allow":["mcp__lab__echo"]}}"#;
+    // CLAUDE_CONFIG_DIR/settings.json
+    let lab = Lab::new(NEW, vec![pair()]);
+    std::fs::write(lab.dir.join("cfg/settings.json"), allow).unwrap();
+    let ran = lab.play(&[]);
+    assert_eq!(lab.outcomes()[0]["decision"], "allowed");
+    let user = ran.of_type("user").next().unwrap();
+    assert_eq!(user["tool_result_meta"][0]["permission_decision"], json!({"decision": "accept", "source": "user_permanent", "reason_type": "rule"}));
+    // ... unless --setting-sources leaves out user.
+    let lab2 = Lab::new(NEW, vec![pair()]);
+    std::fs::write(lab2.dir.join("cfg/settings.json"), allow).unwrap();
+    lab2.play(&["--setting-sources", "project,local"]);
+    assert_eq!(lab2.outcomes()[0]["decision"], "denied");
+    // --settings inline JSON and file.
+    let lab = Lab::new(OLD, vec![pair()]);
+    lab.play(&["--settings", allow]);
+    assert_eq!(lab.outcomes()[0]["decision"], "allowed");
+    let lab = Lab::new(OLD, vec![pair()]);
+    let file = lab.dir.join("flag-settings.json");
+    std::fs::write(&file, allow).unwrap();
+    lab.play(&["--settings", file.to_str().unwrap()]);
+    assert_eq!(lab.outcomes()[0]["decision"], "allowed");
+    // An untrusted project's allow entries are ignored, with the real warning.
+    let lab = Lab::new(NEW, vec![pair()]);
+    std::fs::create_dir_all(lab.dir.join("work/.claude")).unwrap();
+    std::fs::write(lab.dir.join("work/.claude/settings.json"), allow).unwrap();
+    let ran = lab.play(&[]);
+    assert_eq!(lab.outcomes()[0]["decision"], "denied");
+    assert!(ran.stderr.contains("Ignoring 1 permissions.allow entry from .claude/settings.json: this workspace has not been trusted."), "{}", ran.stderr);
+    // Trusted in .claude.json: they apply.
+    let lab = Lab::new(NEW, vec![pair()]);
+    std::fs::create_dir_all(lab.dir.join("work/.claude")).unwrap();
+    std::fs::write(lab.dir.join("work/.claude/settings.json"), allow).unwrap();
+    let work = lab.dir.join("work").display().to_string();
+    std::fs::write(lab.dir.join("cfg/.claude.json"), json!({"projects": {work: {"hasTrustDialogAccepted": true}}}).to_string()).unwrap();
+    lab.play(&[]);
+    assert_eq!(lab.outcomes()[0]["decision"], "allowed");
+    // A missing --settings file stops the CLI.
+    let ran = Lab::new(NEW, vec![pair()]).run(&["-p", "x", "--settings", "/nonexistent/s.json"]);
+    assert_eq!((ran.code, ran.stderr.trim()), (1, "Error: Settings file not found: /nonexistent/s.json"));
+}
+
+/// A run whose `perm` server's `approve` tool answers `answer` as its one
+/// text block.
+fn with_prompt_tool(version: &str, answer: &str, extra: &[&str]) -> (Lab, Ran) {
+    let lab = Lab::new(version, vec![pair()]);
+    let tools = json!([{"name": "echo"}, {"name": "write"}]);
+    let perm = lab.stdio("perm", json!([{"name": "approve", "result": {"content": [{"type": "text", "text": answer}]}}]));
+    let config = json!({"mcpServers": {"lab": lab.stdio("lab", tools.clone()), "other": lab.stdio("other", tools), "perm": perm}}).to_string();
+    let mut args = vec!["-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", &config, "--permission-prompt-tool", "mcp__perm__approve"];
+    args.extend_from_slice(extra);
+    let ran = lab.run(&args);
+    (lab, ran)
+}
+
+#[test]
+fn permission_prompt_tool_allow_deny_and_garbage() {
+    for version in [OLD, NEW] {
+        let (lab, ran) = with_prompt_tool(version, r#"{"behavior":"allow"}"#, &["--allowedTools", "mcp__lab__echo"]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        let asks = lab.calls("perm");
+        assert_eq!(asks.len(), 1, "only the gated call asks");
+        assert_eq!(asks[0]["arguments"], json!({"tool_name": "mcp__other__echo", "input": {"n": 1}, "tool_use_id": "toolu_fake_1"}));
+        assert_eq!(asks[0]["meta"]["claudecode/toolUseId"], "toolu_fake_1");
+        let o = lab.outcomes();
+        assert_eq!((o[0]["prompted"].as_bool(), o[0]["decision"].as_str()), (Some(false), Some("allowed")));
+        assert_eq!((o[1]["prompted"].as_bool(), o[1]["answer"].as_str(), o[1]["decision"].as_str()), (Some(true), Some("allow"), Some("prompt")));
+        assert_eq!(o[1]["item_status"], "completed");
+        assert_eq!(lab.calls("other")[0]["arguments"], json!({"n": 1}));
+        assert_eq!(ran.result()["permission_denials"], json!([]));
+
+        let (lab, _) = with_prompt_tool(version, r#"{"behavior":"allow","updatedInput":{"n":99}}"#, &[]);
+        assert_eq!(lab.calls("other")[0]["arguments"], json!({"n": 99}), "updatedInput replaces the input");
+
+        let (lab, ran) = with_prompt_tool(version, r#"{"behavior":"deny","message":"NOPE-FROM-HOST"}"#, &[]);
+        let o = lab.outcomes();
+        assert_eq!((o[0]["answer"].as_str(), o[0]["model_saw"].as_str(), o[0]["item_status"].as_str()), (Some("deny"), Some("NOPE-FROM-HOST"), Some("none")));
+        assert_eq!(lab.calls("lab").len(), 0);
+        assert_eq!(lab.calls("perm").len(), 2);
+        assert!(ran.denied_events().is_empty(), "a prompt tool's deny sends no permission_denied event");
+        assert_eq!(ran.result()["permission_denials"].as_array().unwrap().len(), 2);
+
+        for garbage in ["yes please", r#"{"behavior":"deny"}"#, r#"{"behavior":"sure"}"#] {
+            let (lab, _) = with_prompt_tool(version, garbage, &[]);
+            let o = &lab.outcomes()[0];
+            assert_eq!(o["answer"], "invalid", "{garbage}");
+            let text = o["model_saw"].as_str().unwrap();
+            assert!(text.starts_with("The permission prompt tool returned an invalid permission result. Expected {behavior: 'allow', updatedInput?: object} or {behavior: 'deny', message: string}."), "{text}");
+            assert_eq!(text.contains("updatedPermissions"), version == NEW, "{version}: {text}");
+            assert_eq!(lab.calls("lab").len(), 0);
+        }
+    }
+}
+
+#[test]
+fn missing_permission_prompt_tool_stops_at_the_first_gated_call() {
+    let lab = Lab::new(NEW, vec![pair()]);
+    let config = lab.two_servers();
+    let ran = lab.run(&["-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", &config, "--permission-prompt-tool", "mcp__lab__nosuch"]);
+    assert_eq!(ran.code, 1);
+    assert!(ran.stderr.starts_with("Error: MCP tool mcp__lab__nosuch (passed via --permission-prompt-tool) not found. Available MCP tools: mcp__lab__echo, "), "{}", ran.stderr);
+    assert!(ran.of_type("result").next().is_none());
+    let o = &lab.outcomes()[0];
+    assert!(o["model_saw"].as_str().unwrap().starts_with("<tool_use_error>Error calling tool (mcp__lab__echo): Error: MCP tool mcp__lab__nosuch"));
+}
+
+#[test]
+fn call_meta_carries_the_tool_use_id() {
+    for version in [OLD, NEW] {
+        let lab = Lab::new(version, vec![pair()]);
+        let ran = lab.play(&["--allowedTools", "mcp__lab,mcp__other"]);
+        let uses: Vec<Value> = ran.of_type("assistant").flat_map(|m| m["message"]["content"].as_array().cloned().unwrap_or_default()).filter(|b| b["type"] == "tool_use").collect();
+        assert_eq!(uses.len(), 2);
+        for (server, used) in ["lab", "other"].iter().zip(&uses) {
+            let calls = lab.received(server, "tools/call");
+            assert_eq!(calls.len(), 1);
+            let meta = &calls[0]["params"]["_meta"];
+            assert_eq!(meta["claudecode/toolUseId"], used["id"]);
+            // progressToken is the JSON-RPC request id; initialize is id 0.
+            assert_eq!(meta["progressToken"], calls[0]["id"]);
+            assert_eq!(calls[0]["id"], 2, "{version}");
+            assert_eq!(meta.as_object().unwrap().len(), 2, "{meta}");
+        }
+    }
+}
+
+fn slow_lab(version: &str, server_timeout: Option<u64>, delay_ms: u64) -> Lab {
+    let lab = Lab::new(version, vec![vec![call(0, "lab", "slow", json!({}))]]);
+    let mut server = lab.stdio("lab", json!([{"name": "slow", "delay_ms": delay_ms}]));
+    if let Some(t) = server_timeout {
+        server["timeout"] = json!(t);
+    }
+    std::fs::write(lab.dir.join("mcp.json"), json!({"mcpServers": {"lab": server}}).to_string()).unwrap();
+    lab
+}
+
+#[test]
+fn tool_timeout_rules() {
+    for (version, reason) in [(OLD, "McpError: MCP error -32001: Request timed out"), (NEW, "SdkError: Request timed out")] {
+        let lab = slow_lab(version, Some(1500), 3000);
+        let start = Instant::now();
+        let ran = lab.run(&["-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", "../mcp.json", "--allowedTools", "mcp__lab"]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        assert!(start.elapsed() < Duration::from_millis(2900), "{:?}", start.elapsed());
+        let o = &lab.outcomes()[0];
+        assert_eq!(o["model_saw"], "MCP server \"lab\" tool \"slow\" timed out after 1s");
+        assert_eq!((o["item_status"].as_str(), o["is_error"].as_bool()), (Some("failed"), Some(true)));
+        let cancelled = lab.received("lab", "notifications/cancelled");
+        assert_eq!(cancelled.len(), 1, "{version}");
+        let call_id = &lab.received("lab", "tools/call")[0]["id"];
+        assert_eq!(cancelled[0]["params"], json!({"requestId": call_id, "reason": reason}));
+    }
+    // A server timeout under 1000 ms is ignored: MCP_TOOL_TIMEOUT applies.
+    let lab = slow_lab(NEW, Some(500), 1500);
+    lab.run_env(&["-p", "go", "--mcp-config", "../mcp.json", "--allowedTools", "mcp__lab"], &[("MCP_TOOL_TIMEOUT", "2500")]);
+    assert_eq!(lab.outcomes()[0]["item_status"], "completed");
+    // MCP_TOOL_TIMEOUT is clamped to at least 1 s.
+    let lab = slow_lab(NEW, None, 3000);
+    let start = Instant::now();
+    lab.run_env(&["-p", "go", "--mcp-config", "../mcp.json", "--allowedTools", "mcp__lab"], &[("MCP_TOOL_TIMEOUT", "200")]);
+    assert!(start.elapsed() >= Duration::from_millis(950));
+    assert_eq!(lab.outcomes()[0]["model_saw"], "MCP server \"lab\" tool \"slow\" timed out after 1s");
+    // N is whole seconds, rounded down.
+    let lab = slow_lab(OLD, Some(2500), 4000);
+    lab.run(&["-p", "go", "--mcp-config", "../mcp.json", "--allowedTools", "mcp__lab"]);
+    assert_eq!(lab.outcomes()[0]["model_saw"], "MCP server \"lab\" tool \"slow\" timed out after 2s");
+}
+
+fn result_lab(result: Value) -> (Lab, Ran) {
+    let lab = Lab::new(NEW, vec![vec![call(0, "lab", "t", json!({}))]]);
+    let config = json!({"mcpServers": {"lab": lab.stdio("lab", json!([{"name": "t", "result": result}]))}}).to_string();
+    let ran = lab.run(&["-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", &config, "--allowedTools", "mcp__lab__t"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    (lab, ran)
+}
+
+#[test]
+fn annotations_dropped_audience_kept_resource_flattened() {
+    let (lab, ran) = result_lab(json!({"content": [
+        {"type": "text", "text": "FOR-ASSISTANT", "annotations": {"audience": ["assistant"]}},
+        {"type": "text", "text": "FOR-USER", "annotations": {"audience": ["user"], "priority": 0.0}},
+        {"type": "resource", "resource": {"uri": "file:///lab/x.txt", "mimeType": "text/plain", "text": "EMBEDDED"}},
+    ]}));
+    let expected = json!([
+        {"type": "text", "text": "FOR-ASSISTANT"},
+        {"type": "text", "text": "FOR-USER"},
+        {"type": "text", "text": "[Resource from lab at file:///lab/x.txt] EMBEDDED"},
+    ]);
+    let o = &lab.outcomes()[0];
+    assert_eq!(o["model_saw"], expected);
+    assert_eq!(o["mcp_result"]["content"][0]["annotations"], json!({"audience": ["assistant"]}), "mcp_result is what the server sent");
+    let user = ran.of_type("user").next().unwrap();
+    assert_eq!(user["message"]["content"][0]["content"], expected);
+}
+
+#[test]
+fn structured_content_replaces_text_and_is_error_becomes_an_error_result() {
+    let (lab, ran) = result_lab(json!({"content": [{"type": "text", "text": "TEXT-BLOCK"}], "structuredContent": {"answer": 42}}));
+    assert_eq!(lab.outcomes()[0]["model_saw"], json!("{\"answer\":42}"));
+    let user = ran.of_type("user").next().unwrap();
+    assert_eq!(user["tool_use_result"], json!({"content": "{\"answer\":42}", "structuredContent": {"answer": 42}}));
+
+    let lab = Lab::new(OLD, vec![vec![call(0, "lab", "t", json!({}))]]);
+    let config = json!({"mcpServers": {"lab": lab.stdio("lab", json!([{"name": "t", "result": {"content": [{"type": "text", "text": "FAILED"}], "isError": true}}]))}}).to_string();
+    let ran = lab.run(&["-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", &config, "--allowedTools", "mcp__lab__t"]);
+    let block = &ran.of_type("user").next().unwrap()["message"]["content"][0];
+    assert_eq!((block["content"].as_str(), block["is_error"].as_bool()), (Some("FAILED"), Some(true)));
+    // 2.1.332 defers MCP tools; an error then carries the input schema hint
+    // (unless ENABLE_TOOL_SEARCH=false inlines the tools).
+    for (env, hint) in [(None, true), (Some("false"), false)] {
+        let lab = Lab::new(NEW, vec![vec![call(0, "lab", "t", json!({}))]]);
+        let config = json!({"mcpServers": {"lab": lab.stdio("lab", json!([{"name": "t", "result": {"content": [{"type": "text", "text": "FAILED"}], "isError": true}}]))}}).to_string();
+        let env: Vec<(&str, &str)> = env.map(|v| ("ENABLE_TOOL_SEARCH", v)).into_iter().collect();
+        lab.run_env(&["-p", "go", "--mcp-config", &config, "--allowedTools", "mcp__lab__t"], &env);
+        let saw = lab.outcomes()[0]["model_saw"].as_str().unwrap().to_string();
+        assert!(saw.starts_with("FAILED"));
+        assert_eq!(saw.contains("This tool's input schema was not in your prompt"), hint, "{saw}");
+    }
+}
+
+#[test]
+fn stream_json_shape_and_other_formats() {
+    let lab = Lab::new(NEW, vec![pair()]);
+    let ran = lab.play(&["--allowedTools", "mcp__lab__echo"]);
+    let init = ran.init();
+    let session = init["session_id"].as_str().unwrap().to_string();
+    assert_eq!(init["permissionMode"], "default");
+    assert_eq!(init["claude_code_version"], NEW);
+    assert_eq!(init["mcp_servers"], json!([{"name": "lab", "status": "connected", "source": "dynamic"}, {"name": "other", "status": "connected", "source": "dynamic"}]));
+    let tools = init["tools"].as_array().unwrap();
+    for t in ["mcp__lab__echo", "mcp__lab__write", "mcp__other__echo", "mcp__other__write"] {
+        assert!(tools.contains(&json!(t)), "{t}");
+    }
+    let types: Vec<String> = ran.events.iter().map(|e| format!("{}/{}", e["type"].as_str().unwrap_or(""), e["subtype"].as_str().unwrap_or(""))).collect();
+    assert_eq!(types, ["system/init", "assistant/", "user/", "assistant/", "system/permission_denied", "user/", "assistant/", "result/success"]);
+    assert!(ran.events.iter().all(|e| e["session_id"] == session.as_str()));
+    let first_use = &ran.events[1]["message"];
+    assert_eq!(first_use["role"], "assistant");
+    assert_eq!(first_use["content"], json!([{"type": "tool_use", "id": "toolu_fake_0", "name": "mcp__lab__echo", "input": {"n": 0}}]));
+    let result_block = &ran.events[2]["message"]["content"][0];
+    assert_eq!((result_block["type"].as_str(), result_block["tool_use_id"].as_str()), (Some("tool_result"), Some("toolu_fake_0")));
+    assert!(result_block.get("is_error").is_none());
+    let denied_block = &ran.events[5]["message"]["content"][0];
+    assert_eq!(denied_block["is_error"], true);
+    assert_eq!(ran.events[5]["tool_result_meta"], json!([{"id": "toolu_fake_1", "non_execution_kind": "user-rejected", "permission_decision": {"decision": "reject", "source": "config"}}]));
+    let result = ran.result();
+    assert_eq!((result["is_error"].as_bool(), result["num_turns"].as_u64(), result["result"].as_str()), (Some(false), Some(3), Some("Done.")));
+    // Every stdout event is in the transcript, between launch and exit.
+    let t = lab.transcript();
+    assert_eq!(t.first().unwrap()["event"], "launch");
+    assert_eq!(t.last().unwrap(), &json!({"event": "exit", "code": 0}));
+    let recorded: Vec<Value> = t.iter().filter(|e| e["dir"] == "out").map(|e| e["msg"].clone()).collect();
+    assert_eq!(recorded, ran.events);
+
+    // 2.1.266: no server source in init, no permission_decision.
+    let lab = Lab::new(OLD, vec![pair()]);
+    let ran = lab.play(&["--allowedTools", "mcp__lab__echo"]);
+    assert_eq!(ran.init()["mcp_servers"], json!([{"name": "lab", "status": "connected"}, {"name": "other", "status": "connected"}]));
+    let users: Vec<&Value> = ran.of_type("user").collect();
+    assert!(users[0].get("tool_result_meta").is_none());
+    assert_eq!(users[1]["tool_result_meta"], json!([{"id": "toolu_fake_1", "non_execution_kind": "user-rejected"}]));
+
+    // json: the result object alone; text: the final text.
+    let lab = Lab::new(NEW, vec![pair()]);
+    let config = lab.two_servers();
+    let ran = lab.run(&["-p", "go", "--output-format", "json", "--mcp-config", &config]);
+    assert_eq!(ran.events.len(), 1);
+    assert_eq!(ran.events[0]["type"], "result");
+    assert_eq!(ran.events[0]["permission_denials"].as_array().unwrap().len(), 2);
+    let lab = Lab::new(NEW, vec![pair()]);
+    let ran = lab.run(&["-p", "go", "--mcp-config", &config]);
+    assert_eq!(ran.stdout, "Done.\n");
+    // stream-json needs --verbose in print mode.
+    let ran = Lab::new(NEW, vec![]).run(&["-p", "go", "--output-format", "stream-json"]);
+    assert_eq!((ran.code, ran.stderr.trim()), (1, "Error: When using --print, --output-format=stream-json requires --verbose"));
+}
+
+#[test]
+fn version_profiles_differ_in_the_handshake() {
+    for (version, discover, elicitation) in [(OLD, false, json!({})), (NEW, true, json!({"form": {}, "url": {}}))] {
+        let lab = Lab::new(version, vec![pair()]);
+        lab.play(&[]);
+        let ins: Vec<Value> = lab.recording("lab").into_iter().filter(|e| e["dir"] == "in").map(|e| e["msg"].clone()).collect();
+        let methods: Vec<&str> = ins.iter().map(|m| m["method"].as_str().unwrap_or("")).collect();
+        if discover {
+            assert_eq!(methods[..4], ["server/discover", "initialize", "notifications/initialized", "tools/list"]);
+            assert_eq!(ins[0]["id"], "server-discover-probe-1");
+            assert_eq!(ins[0]["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]["name"], "claude-code");
+        } else {
+            assert_eq!(methods[..3], ["initialize", "notifications/initialized", "tools/list"]);
+        }
+        let init = ins.iter().find(|m| m["method"] == "initialize").unwrap();
+        assert_eq!(init["id"], 0);
+        assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
+        assert_eq!(init["params"]["clientInfo"]["name"], "claude-code");
+        assert_eq!(init["params"]["clientInfo"]["version"], version);
+        assert_eq!(init["params"]["capabilities"]["elicitation"], elicitation);
+        let v = Lab::new(version, vec![]).run(&["--version"]);
+        assert_eq!((v.code, v.stdout.as_str()), (0, format!("{version} (Claude Code)\n").as_str()));
+    }
+}
+
+#[test]
+fn bypass_permissions_as_root_needs_is_sandbox() {
+    let message = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons";
+    for flags in [&["--permission-mode", "bypassPermissions"][..], &["--dangerously-skip-permissions"], &["--settings", r#"{"permissions":{"defaultMode":"bypassPermissions"}}"#]] {
+        let lab = Lab::new(NEW, vec![pair()]);
+        let config = lab.two_servers();
+        let mut args = vec!["-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", &config];
+        args.extend_from_slice(flags);
+        let ran = lab.run(&args);
+        if is_root() {
+            assert_eq!((ran.code, ran.stderr.trim()), (1, message), "{flags:?}");
+            assert!(ran.events.is_empty());
+            assert!(lab.recording("lab").is_empty(), "no MCP server is started");
+            assert_eq!(lab.transcript().last().unwrap(), &json!({"event": "exit", "code": 1}));
+        } else {
+            assert_eq!(ran.code, 0, "{}", ran.stderr);
+        }
+        let lab = Lab::new(NEW, vec![pair()]);
+        let config = lab.two_servers();
+        let mut args = vec!["-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", &config];
+        args.extend_from_slice(flags);
+        let ran = lab.run_env(&args, &[("IS_SANDBOX", "1")]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        assert_eq!(ran.init()["permissionMode"], "bypassPermissions");
+        assert!(lab.outcomes().iter().all(|o| o["decision"] == "allowed"));
+        let meta = &ran.of_type("user").next().unwrap()["tool_result_meta"][0]["permission_decision"];
+        assert_eq!(meta["reason_type"], "mode");
+    }
+}
+
+#[test]
+fn plan_and_dont_ask_modes_refuse_without_asking() {
+    let lab = Lab::new(NEW, vec![pair()]);
+    let ran = lab.play(&["--permission-mode", "plan", "--allowedTools", "mcp__lab__echo"]);
+    let o = lab.outcomes();
+    assert_eq!(o[0]["model_saw"], "Cannot call mcp__lab__echo while in plan mode.");
+    assert_eq!(ran.denied_events()[0]["decision_reason_type"], "mode");
+    assert_eq!(lab.calls("lab").len(), 0);
+    let (lab, _) = with_prompt_tool(OLD, r#"{"behavior":"allow"}"#, &["--permission-mode", "dontAsk", "--allowedTools", "mcp__lab__echo"]);
+    let o = lab.outcomes();
+    assert_eq!(o[0]["decision"], "allowed");
+    assert!(o[1]["model_saw"].as_str().unwrap().starts_with("Permission to use mcp__other__echo has been denied because Claude Code is running in don't ask mode."));
+    assert_eq!(lab.calls("perm").len(), 0, "dontAsk never calls the prompt tool");
+    // auto has no classifier in print mode; the texts differ per version.
+    for (version, start, kind) in [
+        (OLD, "Auto mode could not evaluate this action and is blocking it for safety", "automode-parsing-error"),
+        (NEW, "Auto mode is unavailable: its safety check does not run for this session, so mcp__lab__echo was not run.", "automode-unavailable"),
+    ] {
+        let lab = Lab::new(version, vec![pair()]);
+        let ran = lab.play(&["--permission-mode", "auto"]);
+        assert!(lab.outcomes()[0]["model_saw"].as_str().unwrap().starts_with(start), "{version}");
+        assert_eq!(ran.of_type("user").next().unwrap()["tool_result_meta"][0]["non_execution_kind"], kind);
+        assert_eq!(ran.denied_events()[0]["decision_reason_type"], "classifier");
+    }
+}
+
+#[test]
+fn bad_input_gives_the_real_errors_and_never_panics() {
+    let lab = Lab::new(NEW, vec![pair()]);
+    for (args, code, stderr) in [
+        (vec!["-p", "x", "--bogus-flag"], 1, "error: unknown option '--bogus-flag'"),
+        (vec!["-p", "x", "--mcp-config", "{not json"], 1, "Error: Invalid MCP configuration:\nMCP config file not found: "),
+        (vec!["-p", "x", "--mcp-config", r#"{"mcpServers":5}"#], 1, "Error: Invalid MCP configuration:\nmcpServers: Invalid input: expected record, received number"),
+        (vec!["-p", "x", "--model"], 1, "error: option '--model <model>' argument missing"),
+        (vec!["-p", "x", "--permission-mode", "yolo"], 1, "error: option '--permission-mode <mode>' argument 'yolo' is invalid."),
+        (vec!["-p", "x", "--session-id", "nope"], 1, "Error: Invalid session ID. Must be a valid UUID."),
+        (vec!["-p"], 1, "Error: Input must be provided either through stdin or as a prompt argument when using --print"),
+    ] {
+        let ran = lab.run(&args);
+        assert_eq!(ran.code, code, "{args:?}: {}", ran.stderr);
+        assert!(ran.stderr.starts_with(stderr), "{args:?}: {}", ran.stderr);
+        assert!(!ran.stderr.contains("panicked"));
+    }
+    std::fs::write(lab.dir.join("bad.json"), "{bad").unwrap();
+    let ran = lab.run(&["-p", "x", "--mcp-config", "../bad.json"]);
+    assert_eq!((ran.code, ran.stderr.as_str()), (1, "Error: Invalid MCP configuration:\nMCP config is not a valid JSON\n"));
+    // A server that cannot start is reported failed; its tools do not exist.
+    let lab = Lab::new(OLD, vec![vec![call(0, "broken", "echo", json!({}))]]);
+    let config = r#"{"mcpServers":{"broken":{"type":"stdio","command":"/nonexistent/server"}}}"#;
+    let ran = lab.run(&["-p", "x", "--output-format", "stream-json", "--verbose", "--mcp-config", config, "--allowedTools", "mcp__broken"]);
+    assert_eq!(ran.init()["mcp_servers"], json!([{"name": "broken", "status": "failed"}]));
+    assert_eq!(lab.outcomes()[0]["model_saw"], "<tool_use_error>Error: No such tool available: mcp__broken__echo</tool_use_error>");
+    // Without the wrapper's --run the fake says what is missing.
+    let out = Command::new(FAKE_CLAUDE).arg("-p").arg("x").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn turns_advance_per_process_and_resume_keeps_the_session() {
+    let lab = Lab::new(NEW, vec![vec![call(0, "lab", "echo", json!({}))], vec![call(1, "lab", "write", json!({}))]]);
+    let first = lab.play(&["--allowedTools", "mcp__lab"]);
+    let session = first.init()["session_id"].as_str().unwrap().to_string();
+    let second = lab.play(&["--allowedTools", "mcp__lab", "--resume", &session]);
+    assert_eq!(second.init()["session_id"], session.as_str());
+    let steps: Vec<u64> = lab.outcomes().iter().map(|o| o["step"].as_u64().unwrap()).collect();
+    assert_eq!(steps, [0, 1]);
+    let tools: Vec<Value> = lab.calls("lab").iter().map(|c| c["tool"].clone()).collect();
+    assert_eq!(tools, [json!("echo"), json!("write")]);
+    // A third process has no scripted actions left: it only answers.
+    let third = lab.play(&[]);
+    assert_eq!(third.result()["num_turns"], 1);
+    let unknown = "11111111-1111-1111-1111-111111111111";
+    let ran = lab.run(&["-p", "x", "--output-format", "stream-json", "--verbose", "--resume", unknown]);
+    assert_eq!((ran.code, ran.stderr.trim()), (1, format!("No conversation found with session ID: {unknown}").as_str()));
+    assert_eq!(ran.result()["subtype"], "error_during_execution");
+    let ran = lab.run(&["-p", "x", "--session-id", &session]);
+    assert_eq!((ran.code, ran.stderr.trim()), (1, format!("Error: Session ID {session} is already in use.").as_str()));
+}
+
+/// A stdio MCP server in sh that sends `elicitation/create` during its one
+/// tool call and records the client's answer.
+fn elicit_server(lab: &Lab) -> Value {
+    let answer = lab.dir.join("elicit-answer.json");
+    let script = lab.dir.join("elicit.sh");
+    std::fs::write(
+        &script,
+        format!(
+            r#"#!/bin/sh
+while IFS= read -r line; do
+  case "$line" in
+    *'"server/discover"'*) printf '%s\n' '{{"jsonrpc":"2.0","id":"server-discover-probe-1","error":{{"code":-32601,"message":"no"}}}}' ;;
+    *'"initialize"'*) printf '%s\n' '{{"jsonrpc":"2.0","id":0,"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"elicit","version":"0"}}}}}}' ;;
+    *'"tools/list"'*) printf '%s\n' '{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{{"name":"ask","inputSchema":{{"type":"object"}}}}]}}}}' ;;
+    *'"tools/call"'*)
+      printf '%s\n' '{{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{{"message":"name?","requestedSchema":{{"type":"object","properties":{{}}}}}}}}'
+      IFS= read -r reply
+      printf '%s\n' "$reply" > '{answer}'
+      printf '%s\n' '{{"jsonrpc":"2.0","id":2,"result":{{"content":[{{"type":"text","text":"asked"}}]}}}}' ;;
+  esac
+done
+"#,
+            answer = answer.display()
+        ),
+    )
+    .unwrap();
+    json!({"type": "stdio", "command": "/bin/sh", "args": [script.display().to_string()]})
+}
+
+#[test]
+fn elicitation_during_a_call_is_cancelled() {
+    for version in [OLD, NEW] {
+        let lab = Lab::new(version, vec![vec![call(0, "el", "ask", json!({}))]]);
+        let config = json!({"mcpServers": {"el": elicit_server(&lab)}}).to_string();
+        let ran = lab.run(&["-p", "x", "--mcp-config", &config, "--allowedTools", "mcp__el__ask"]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        let answer: Value = serde_json::from_str(&std::fs::read_to_string(lab.dir.join("elicit-answer.json")).unwrap()).unwrap();
+        assert_eq!(answer["id"], "e1");
+        assert_eq!(answer["result"], json!({"action": "cancel"}));
+        assert_eq!(lab.outcomes()[0]["model_saw"], json!([{"type": "text", "text": "asked"}]));
+    }
+}
+
+#[test]
+fn http_server_gets_the_expanded_bearer_header_and_argv_is_recorded() {
+    let lab = Lab::new(NEW, vec![vec![call(0, "web", "echo", json!({"q": 1}))]]);
+    let token = lab.dir.join("web.token");
+    std::fs::write(&token, "tok-123").unwrap();
+    let catalog = fakes::mcp::Catalog::from_json_str(r#"{"server":"web","tools":[{"name":"echo"}]}"#).unwrap();
+    let rec = fakes::wire::Recorder::open(&lab.recording_path("web")).unwrap();
+    let server = fakes::mcp::start_http(catalog, rec, Some(token)).unwrap();
+    let config = json!({"mcpServers": {"web": {"type": "http", "url": server.url(), "headers": {"Authorization": "Bearer ${WEB_TOKEN}"}}}}).to_string();
+    let ran = lab.run_env(&["-p", "x", "--output-format", "stream-json", "--verbose", "--mcp-config", &config, "--allowedTools", "mcp__web__echo"], &[("WEB_TOKEN", "tok-123")]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.init()["mcp_servers"][0]["status"], "connected");
+    assert_eq!(lab.outcomes()[0]["item_status"], "completed");
+    assert_eq!(lab.calls("web")[0]["meta"]["claudecode/toolUseId"], "toolu_fake_0");
+    // The launch record holds argv as given (here with the variable, not the secret).
+    let launch = &lab.transcript()[0];
+    assert_eq!(launch["event"], "launch");
+    assert!(launch["argv"].as_array().unwrap().contains(&json!(config)));
+    assert!(!std::fs::read_to_string(lab.dir.join("claude.jsonl")).unwrap().contains("tok-123"));
+    // A wrong token: the server fails to connect.
+    let lab2 = Lab::new(NEW, vec![vec![call(0, "web", "echo", json!({}))]]);
+    let ran = lab2.run_env(&["-p", "x", "--output-format", "stream-json", "--verbose", "--mcp-config", &config], &[("WEB_TOKEN", "wrong")]);
+    assert_eq!(ran.init()["mcp_servers"][0]["status"], "failed");
+    server.shutdown();
+}
+
+#[test]
+fn user_scope_servers_unless_strict() {
+    for (strict, expected) in [(false, "allowed"), (true, "removed")] {
+        let lab = Lab::new(NEW, vec![vec![call(0, "usr", "echo", json!({}))]]);
+        let usr = lab.stdio("usr", json!([{"name": "echo"}]));
+        std::fs::write(lab.dir.join("cfg/.claude.json"), json!({"mcpServers": {"usr": usr}}).to_string()).unwrap();
+        let mut args = vec!["-p", "x", "--allowedTools", "mcp__usr"];
+        if strict {
+            args.push("--strict-mcp-config");
+        }
+        let ran = lab.run(&args);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        assert_eq!(lab.outcomes()[0]["decision"], expected, "strict={strict}");
+    }
+}
