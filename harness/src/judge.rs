@@ -1,27 +1,19 @@
 //! Compares what a trial observed with what its scenario expects.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde_json::Value;
 
 use crate::run::Observations;
 use crate::scenario::{Scenario, Step};
 
-/// One expectation that did not hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mismatch {
-    /// `step 3 (tool_call files.read_file)`, `launch`, or `invariant`.
-    pub at: String,
-    pub field: String,
-    pub expected: String,
-    pub actual: String,
-}
+/// One expectation that did not hold: `at` is `step 3 (tool_call
+/// files.read_file)`, `launch`, `invariant` ...
+pub use reports::Mismatch;
 
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}: expected {}, got {}", self.at, self.field, self.expected, self.actual)
-    }
+/// `at: field: expected X, got Y`.
+pub fn describe(m: &Mismatch) -> String {
+    format!("{}: {}: expected {}, got {}", m.at, m.field, m.expected, m.actual)
 }
 
 pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {

@@ -2,8 +2,10 @@
 //! drivers: scenario files in, verdicts out.
 
 pub mod driver;
+pub mod expected;
 pub mod judge;
 pub mod reference;
 pub mod run;
 pub mod scenario;
+pub mod shim;
 pub mod suite;

@@ -560,7 +560,10 @@ pub fn kill_providers(dir: &Path) {
     for e in read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default() {
         if e["event"] == "launch" {
             if let Some(pid) = e["pid"].as_u64() {
-                let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
+                let _ = std::process::Command::new("kill")
+                    .args(["-s", "KILL", "--", &pid.to_string()])
+                    .stderr(std::process::Stdio::null())
+                    .status();
             }
         }
     }

@@ -209,3 +209,112 @@ fn watchdog(dir: &Path, trial: impl FnOnce() -> crate::run::Observations) -> cra
         obs
     })
 }
+
+// ---- whole runs ---------------------------------------------------------------
+
+/// Where the driver under test comes from.
+#[derive(Debug, Clone)]
+pub enum DriverSource {
+    /// `reference` or `mutant:NAME`, in process.
+    Builtin(String),
+    /// A shim program and its arguments (docs/driver-protocol.md).
+    Shim(Vec<String>),
+}
+
+impl DriverSource {
+    pub fn label(&self) -> String {
+        match self {
+            DriverSource::Builtin(n) => n.clone(),
+            DriverSource::Shim(cmd) => cmd.join(" "),
+        }
+    }
+
+    /// A fresh driver for one trial.
+    pub fn make(&self) -> Result<Box<dyn Driver>, crate::driver::Failure> {
+        match self {
+            DriverSource::Shim(cmd) => Ok(Box::new(crate::shim::ShimDriver::start(cmd)?)),
+            DriverSource::Builtin(name) if name == "reference" => Ok(Box::new(ReferenceDriver::new())),
+            DriverSource::Builtin(name) => {
+                let wanted = name.strip_prefix("mutant:").unwrap_or(name);
+                mutants()
+                    .into_iter()
+                    .find(|m| m.name == wanted)
+                    .map(|m| Box::new((m.build)()) as Box<dyn Driver>)
+                    .ok_or_else(|| crate::driver::Failure::new("bad-driver", format!("no built-in driver `{name}`")))
+            }
+        }
+    }
+}
+
+/// Runs every applicable trial; `progress` sees each as it finishes. Err if
+/// the driver cannot even be started.
+pub fn run_all(
+    scenarios: &[&Scenario],
+    source: &DriverSource,
+    only_versions: &[Version],
+    fakes: &Fakes,
+    progress: &mut dyn FnMut(&reports::Trial),
+) -> Result<Vec<reports::Trial>, crate::driver::Failure> {
+    let mut out = Vec::new();
+    for s in scenarios {
+        for v in versions_for(s.provider).into_iter().filter(|v| only_versions.is_empty() || only_versions.contains(v)) {
+            let started = std::time::Instant::now();
+            let mut driver = source.make()?;
+            let verdict = run(s, v, driver.as_mut(), fakes);
+            let (outcome, note, mismatches) = match verdict {
+                Verdict::Pass => (reports::Outcome::Pass, None, Vec::new()),
+                Verdict::Skip(reason) => (reports::Outcome::Skip, Some(reason), Vec::new()),
+                Verdict::Fail(m) => {
+                    let untestable = m.iter().find(|m| m.actual.starts_with("not-testable"));
+                    (reports::Outcome::Fail, untestable.map(|m| format!("not testable: {}", m.actual)), m)
+                }
+            };
+            let trial = reports::Trial {
+                name: trial_name(s, v),
+                scenario: s.id.clone(),
+                provider: format!("{} {v}", s.provider.as_str()),
+                driver: source.label(),
+                outcome,
+                note,
+                mismatches,
+                seconds: started.elapsed().as_secs_f64(),
+            };
+            progress(&trial);
+            out.push(trial);
+        }
+    }
+    Ok(out)
+}
+
+/// Applies an expected-failure list: matching failures become expected,
+/// and each entry that matched nothing becomes a failing record of its own.
+pub fn apply_expected(trials: &mut Vec<reports::Trial>, expected: &crate::expected::ExpectedFailures) {
+    let mut used = BTreeSet::new();
+    for t in trials.iter_mut().filter(|t| t.outcome == reports::Outcome::Fail) {
+        if let Some(entries) = expected.excuse(&t.scenario, &t.mismatches) {
+            let names: Vec<String> = entries.iter().map(|e| entry_text(e)).collect();
+            used.extend(entries.iter().map(|e| e.line));
+            t.outcome = reports::Outcome::ExpectedFail;
+            t.note = Some(format!("expected by {}", names.join(", ")));
+        }
+    }
+    for e in expected.entries.iter().filter(|e| !used.contains(&e.line)) {
+        trials.push(reports::Trial {
+            name: format!("expected-failures::{}", entry_text(e)),
+            scenario: e.scenario.clone(),
+            provider: "expected-failures".into(),
+            driver: trials.first().map(|t| t.driver.clone()).unwrap_or_default(),
+            outcome: reports::Outcome::UnexpectedPass,
+            note: Some(format!("line {}: `{}` no longer fails; remove it", e.line, entry_text(e))),
+            mismatches: Vec::new(),
+            seconds: 0.0,
+        });
+    }
+}
+
+fn entry_text(e: &crate::expected::Entry) -> String {
+    match &e.check {
+        Some(c) => format!("{}:{c}", e.scenario),
+        None => e.scenario.clone(),
+    }
+}

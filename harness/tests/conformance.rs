@@ -63,7 +63,7 @@ fn verdict(v: Verdict) -> Result<(), Failed> {
     match v {
         Verdict::Pass | Verdict::Skip(_) => Ok(()),
         Verdict::Fail(mismatches) => {
-            Err(mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>().join("\n").into())
+            Err(mismatches.iter().map(harness::judge::describe).collect::<Vec<_>>().join("\n").into())
         }
     }
 }

@@ -2,60 +2,94 @@
 //!
 //! Exit codes: 0 conformant, 1 failures, 2 bad input or harness error.
 
+use std::collections::BTreeSet;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fakes::version::Version;
-use harness::driver::Driver;
-use harness::reference::{mutants, ReferenceDriver};
+use harness::expected::{self, ExpectedFailures};
+use harness::judge::describe;
+use harness::reference::mutants;
 use harness::run::Fakes;
 use harness::scenario::Scenario;
-use harness::suite::{self, Verdict};
+use harness::suite::{self, DriverSource};
+use reports::{Outcome, RunInfo};
 
-const USAGE: &str = "usage: conformance [run|list|mutants] [--driver reference|mutant:NAME] [--scenarios DIR] [--version X.Y.Z]... [--filter TEXT]
+const USAGE: &str = "usage: conformance [COMMAND] [OPTIONS]
 
-  run       run the scenarios (default: the embedded suite) against the driver
-  list      list the scenarios with what they cover
-  mutants   list the broken drivers the suite must fail";
+commands:
+  run        run scenarios against a driver (default)
+  baseline   run, then print the current failures as an expected-failure list
+  list       list scenarios and what they cover
+  explain ID show one scenario: servers, policies, steps and expectations
+  mutants    list the broken built-in drivers the suite must fail
+  shim       serve a built-in driver over the driver protocol on stdio
 
+options:
+  --driver reference|mutant:NAME   built-in driver (default: reference)
+  --driver-cmd 'PROGRAM ARGS...'   a driver shim (docs/driver-protocol.md), split on spaces
+  --scenarios DIR                  scenario files (default: the embedded suite)
+  --provider NAME                  only scenarios for this provider
+  --version X.Y.Z                  only these provider versions (repeatable)
+  --filter TEXT                    only scenario ids containing TEXT
+  --expected-failures FILE         `scenario` or `scenario:check` per line; strict
+  --tap FILE | --junit FILE | --matrix FILE   write reports
+  -q, --quiet                      only failures and the summary";
+
+#[derive(Default)]
 struct Options {
     command: String,
-    driver: String,
+    explain: Option<String>,
+    driver: Option<String>,
+    driver_cmd: Option<String>,
     scenarios: Option<PathBuf>,
+    provider: Option<String>,
     versions: Vec<Version>,
     filter: Option<String>,
+    expected: Option<PathBuf>,
+    tap: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    matrix: Option<PathBuf>,
+    quiet: bool,
 }
 
 fn parse(args: Vec<String>) -> Result<Options, String> {
-    let mut o = Options { command: "run".into(), driver: "reference".into(), scenarios: None, versions: Vec::new(), filter: None };
-    let mut it = args.into_iter();
-    let mut first = true;
+    let mut o = Options { command: "run".into(), ..Options::default() };
+    let mut it = args.into_iter().peekable();
+    if let Some(c) = it.peek() {
+        if !c.starts_with('-') {
+            o.command = it.next().unwrap_or_default();
+            if !["run", "baseline", "list", "explain", "mutants", "shim"].contains(&o.command.as_str()) {
+                return Err(format!("unknown command `{}`", o.command));
+            }
+            if o.command == "explain" {
+                o.explain = Some(it.next().ok_or("explain needs a scenario id")?);
+            }
+        }
+    }
     while let Some(a) = it.next() {
         let mut value = |flag: &str| it.next().ok_or_else(|| format!("{flag} needs a value"));
         match a.as_str() {
-            "run" | "list" | "mutants" if first => o.command = a.clone(),
-            "--driver" => o.driver = value("--driver")?,
+            "--driver" => o.driver = Some(value("--driver")?),
+            "--driver-cmd" => o.driver_cmd = Some(value("--driver-cmd")?),
             "--scenarios" => o.scenarios = Some(PathBuf::from(value("--scenarios")?)),
+            "--provider" => o.provider = Some(value("--provider")?),
             "--version" => o.versions.push(value("--version")?.parse().map_err(|e| format!("--version: {e}"))?),
             "--filter" => o.filter = Some(value("--filter")?),
+            "--expected-failures" => o.expected = Some(PathBuf::from(value("--expected-failures")?)),
+            "--tap" => o.tap = Some(PathBuf::from(value("--tap")?)),
+            "--junit" => o.junit = Some(PathBuf::from(value("--junit")?)),
+            "--matrix" => o.matrix = Some(PathBuf::from(value("--matrix")?)),
+            "-q" | "--quiet" => o.quiet = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unexpected argument `{other}`")),
         }
-        first = false;
+    }
+    if o.driver.is_some() && o.driver_cmd.is_some() {
+        return Err("--driver and --driver-cmd exclude each other".into());
     }
     Ok(o)
-}
-
-fn make_driver(name: &str) -> Result<Box<dyn Driver>, String> {
-    if name == "reference" {
-        return Ok(Box::new(ReferenceDriver::new()));
-    }
-    let wanted = name.strip_prefix("mutant:").ok_or_else(|| format!("unknown driver `{name}`"))?;
-    mutants()
-        .into_iter()
-        .find(|m| m.name == wanted)
-        .map(|m| Box::new((m.build)()) as Box<dyn Driver>)
-        .ok_or_else(|| format!("no mutant named `{wanted}` (see `conformance mutants`)"))
 }
 
 fn main() -> ExitCode {
@@ -77,20 +111,36 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let source = match &o.driver_cmd {
+        Some(cmd) => DriverSource::Shim(cmd.split_whitespace().map(String::from).collect()),
+        None => DriverSource::Builtin(o.driver.clone().unwrap_or_else(|| "reference".into())),
+    };
+    match o.command.as_str() {
+        "mutants" => {
+            for m in mutants() {
+                println!("{:32} {}", m.name, m.bug);
+            }
+            return ExitCode::SUCCESS;
+        }
+        "shim" => {
+            let mut driver = match source.make() {
+                Ok(d) => d,
+                Err(e) => return bad(&e.message),
+            };
+            let stdin = std::io::stdin();
+            return exit(harness::shim::serve(driver.as_mut(), stdin.lock(), std::io::stdout()));
+        }
+        _ => {}
+    }
     let (scenarios, broken) = match &o.scenarios {
         None => suite::embedded(),
         Some(dir) => match suite::load_dir(dir) {
             Ok(x) => x,
-            Err(e) => {
-                eprintln!("conformance: {e}");
-                return ExitCode::from(2);
-            }
+            Err(e) => return bad(&e.to_string()),
         },
     };
     if !broken.is_empty() {
-        for e in &broken {
-            eprintln!("conformance: {e}");
-        }
+        broken.iter().for_each(|e| eprintln!("conformance: {e}"));
         return ExitCode::from(2);
     }
     let problems = suite::check_set(&scenarios);
@@ -98,74 +148,154 @@ fn main() -> ExitCode {
         problems.iter().for_each(|p| eprintln!("conformance: {p}"));
         return ExitCode::from(2);
     }
-    let selected: Vec<&Scenario> =
-        scenarios.iter().filter(|s| o.filter.as_ref().is_none_or(|f| s.id.contains(f.as_str()))).collect();
+    let selected: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| o.filter.as_ref().is_none_or(|f| s.id.contains(f.as_str())))
+        .filter(|s| o.provider.as_ref().is_none_or(|p| s.provider.as_str() == p))
+        .collect();
     match o.command.as_str() {
         "list" => {
             for s in &selected {
-                println!("{:40} {:18} {}", s.id, s.covers.join(","), s.title);
+                println!("{:48} {:8} {:14} {}", s.id, s.provider.as_str(), s.covers.join(","), s.title);
             }
             ExitCode::SUCCESS
         }
-        "mutants" => {
-            for m in mutants() {
-                println!("{:28} {}", m.name, m.bug);
+        "explain" => {
+            let id = o.explain.clone().unwrap_or_default();
+            match scenarios.iter().find(|s| s.id == id) {
+                Some(s) => {
+                    print!("{}", explain(s));
+                    ExitCode::SUCCESS
+                }
+                None => bad(&format!("no scenario `{id}` (see `conformance list`)")),
             }
-            ExitCode::SUCCESS
         }
-        _ => run(&o, &selected),
+        _ => run(&o, &source, &selected),
     }
 }
 
-fn run(o: &Options, scenarios: &[&Scenario]) -> ExitCode {
+fn run(o: &Options, source: &DriverSource, scenarios: &[&Scenario]) -> ExitCode {
     let fakes = match std::env::current_exe() {
         Ok(exe) => Fakes::multicall(exe),
-        Err(e) => {
-            eprintln!("conformance: cannot find my own executable: {e}");
-            return ExitCode::from(2);
+        Err(e) => return bad(&format!("cannot find my own executable: {e}")),
+    };
+    let known: BTreeSet<String> = scenarios.iter().map(|s| s.id.clone()).collect();
+    let expected = match &o.expected {
+        Some(path) => match ExpectedFailures::load(path, &known) {
+            Ok(e) => e,
+            Err(e) => return bad(&e),
+        },
+        None => ExpectedFailures::default(),
+    };
+    let total: usize = scenarios
+        .iter()
+        .map(|s| suite::versions_for(s.provider).iter().filter(|v| o.versions.is_empty() || o.versions.contains(v)).count())
+        .sum();
+    let mut done = 0;
+    let quiet = o.quiet;
+    let mut progress = |t: &reports::Trial| {
+        done += 1;
+        let label = match t.outcome {
+            Outcome::Pass => "ok  ",
+            Outcome::Skip => "skip",
+            _ => "FAIL",
+        };
+        if !quiet || t.outcome == Outcome::Fail {
+            let note = t.note.as_ref().map(|n| format!("  ({n})")).unwrap_or_default();
+            println!("[{done:>3}/{total}] {label} {}{note}", t.name);
+            let _ = std::io::stdout().flush();
         }
     };
-    let (mut pass, mut fail, mut skip) = (0, 0, 0);
-    let mut failures = Vec::new();
-    for s in scenarios {
-        let versions: Vec<Version> = suite::versions_for(s.provider)
-            .into_iter()
-            .filter(|v| o.versions.is_empty() || o.versions.contains(v))
-            .collect();
-        for v in versions {
-            let mut driver = match make_driver(&o.driver) {
-                Ok(d) => d,
-                Err(e) => {
-                    eprintln!("conformance: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let name = suite::trial_name(s, v);
-            match suite::run(s, v, driver.as_mut(), &fakes) {
-                Verdict::Pass => {
-                    pass += 1;
-                    println!("ok    {name}");
-                }
-                Verdict::Skip(reason) => {
-                    skip += 1;
-                    println!("skip  {name}  ({reason})");
-                }
-                Verdict::Fail(m) => {
-                    fail += 1;
-                    println!("FAIL  {name}");
-                    failures.push((name, m));
-                }
+    let mut trials = match suite::run_all(scenarios, source, &o.versions, &fakes, &mut progress) {
+        Ok(t) => t,
+        Err(e) => return bad(&format!("the driver could not start: {}: {}", e.kind, e.message)),
+    };
+    if o.command == "baseline" {
+        let failures: Vec<(String, Vec<reports::Mismatch>)> =
+            trials.iter().filter(|t| t.outcome == Outcome::Fail).map(|t| (t.scenario.clone(), t.mismatches.clone())).collect();
+        print!("{}", expected::baseline(&failures));
+        return ExitCode::SUCCESS;
+    }
+    suite::apply_expected(&mut trials, &expected);
+    for t in trials.iter().filter(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass)) {
+        println!("\n--- {}", t.name);
+        if let Some(n) = &t.note {
+            println!("    {n}");
+        }
+        for m in &t.mismatches {
+            println!("    {}", describe(m));
+        }
+    }
+    let info = RunInfo {
+        harness: format!("approval-conformance {}", env!("CARGO_PKG_VERSION")),
+        driver: source.label(),
+        providers: trials.iter().map(|t| t.provider.clone()).collect::<BTreeSet<_>>().into_iter().collect(),
+    };
+    for (path, text) in [
+        (&o.tap, o.tap.as_ref().map(|_| reports::tap(&info, &trials))),
+        (&o.junit, o.junit.as_ref().map(|_| reports::junit(&info, &trials))),
+        (&o.matrix, o.matrix.as_ref().map(|_| reports::matrix_html(&info, &trials))),
+    ] {
+        if let (Some(path), Some(text)) = (path, text) {
+            if let Err(e) = std::fs::write(path, text) {
+                return bad(&format!("{}: {e}", path.display()));
             }
         }
     }
-    for (name, mismatches) in &failures {
-        println!("\n--- {name}");
-        for m in mismatches {
-            println!("    {m}");
+    println!("\ndriver {}: {}", source.label(), reports::summary(&trials));
+    if trials.iter().any(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass)) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn explain(s: &Scenario) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "{} — {}", s.id, s.title);
+    let _ = writeln!(out, "file: {}", s.path.display());
+    let _ = writeln!(out, "covers: {}   provider: {} {}   global policy: {}", s.covers.join(", "), s.provider.as_str(), s.versions, s.policy.global);
+    if !s.requires.is_empty() {
+        let _ = writeln!(out, "requires: {}", s.requires.join(", "));
+    }
+    let _ = writeln!(out, "caught by: {}", s.caught_by.join(", "));
+    for server in &s.servers {
+        let tools: Vec<String> = server.tools.iter().map(|(t, p)| format!("{t}={}", p.approval_mode)).collect();
+        let _ = writeln!(
+            out,
+            "server {} ({:?}{}{}): {}",
+            server.name,
+            server.transport,
+            if server.attached { "" } else { ", call-scoped" },
+            server.bearer_token_env.as_ref().map(|v| format!(", bearer ${v}")).unwrap_or_default(),
+            if tools.is_empty() { "no per-tool policy".into() } else { tools.join(", ") }
+        );
+    }
+    if let Some(b) = &s.bridge {
+        let _ = writeln!(out, "bridge {}: host tools {}", b.server, b.tools.keys().cloned().collect::<Vec<_>>().join(", "));
+    }
+    if let Some(e) = &s.launch.error {
+        let _ = writeln!(out, "launch must fail with `{e}`, before any provider process starts");
+    }
+    for (i, step) in s.steps.iter().enumerate() {
+        let _ = writeln!(out, "step {}: {}", i + 1, harness::judge::describe_step(step));
+        let expect = match step {
+            harness::scenario::Step::ToolCall { expect, host, .. } => format!("host answers {:?}; expect {expect:?}", host.unwrap_or(harness::scenario::HostAnswer::Decline)),
+            harness::scenario::Step::Request { expect, .. } | harness::scenario::Step::RawRequest { expect, .. } => format!("expect {expect:?}"),
+            harness::scenario::Step::Fingerprint { expect, .. } => format!("expect {expect:?}"),
+            _ => String::new(),
+        };
+        if !expect.is_empty() {
+            let _ = writeln!(out, "        {expect}");
         }
     }
-    println!("\ndriver {}: {pass} passed, {fail} failed, {skip} skipped", o.driver);
-    if fail == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    out
+}
+
+fn bad(message: &str) -> ExitCode {
+    eprintln!("conformance: {message}");
+    ExitCode::from(2)
 }
 
 fn exit(code: i32) -> ExitCode {

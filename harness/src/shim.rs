@@ -1,0 +1,396 @@
+//! The language-neutral driver protocol (docs/driver-protocol.md): a
+//! [`ShimDriver`] that runs a shim program per trial and speaks to it over
+//! JSON lines, and [`serve`], which exposes any in-process [`Driver`] as a shim.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use fakes::wire::{read_line, Line, MAX_LINE};
+use serde_json::{json, Value};
+
+use crate::driver::{Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, TurnOutput};
+
+pub const PROTOCOL: u64 = 1;
+pub const SCHEMA: &str = include_str!("../../docs/driver-protocol.schema.json");
+
+/// Kinds of shim messages, each a `$defs` entry of the schema.
+const KINDS: [&str; 5] = ["response", "errorResponse", "hostDecide", "hostCallTool", "event"];
+
+/// One validator per message kind, so an error names the field at fault
+/// instead of "matches none of oneOf".
+fn validator(kind: &str) -> &'static jsonschema::Validator {
+    static V: OnceLock<Vec<jsonschema::Validator>> = OnceLock::new();
+    let all = V.get_or_init(|| {
+        let schema: Value = serde_json::from_str(SCHEMA).expect("the bundled schema is JSON");
+        KINDS
+            .iter()
+            .map(|k| {
+                let mut one = schema.clone();
+                if let Some(o) = one.as_object_mut() {
+                    o.remove("oneOf");
+                    o.insert("$ref".into(), json!(format!("#/$defs/{k}")));
+                }
+                jsonschema::validator_for(&one).expect("the bundled schema is valid")
+            })
+            .collect()
+    });
+    &all[KINDS.iter().position(|k| *k == kind).unwrap_or(0)]
+}
+
+/// Why a shim message is not a valid protocol message, if it is not.
+pub fn check_message(msg: &Value) -> Result<(), String> {
+    let kind = match (msg.get("method").and_then(Value::as_str), msg.get("error")) {
+        (Some("host/decide"), _) => "hostDecide",
+        (Some("host/call_tool"), _) => "hostCallTool",
+        (Some("event"), _) => "event",
+        (Some(other), _) => return Err(format!("at `/method`: `{other}` is not a shim-to-harness method")),
+        (None, Some(_)) => "errorResponse",
+        (None, None) => "response",
+    };
+    let v = validator(kind);
+    if v.is_valid(msg) {
+        return Ok(());
+    }
+    let errors: Vec<String> = v.iter_errors(msg).take(3).map(|e| format!("at `{}`: {}", e.instance_path(), e)).collect();
+    Err(errors.join("; "))
+}
+
+/// A driver behind a shim process, started when the trial starts.
+pub struct ShimDriver {
+    name: String,
+    capabilities: BTreeSet<String>,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    next_id: u64,
+    /// Messages after the first bad one are not trusted.
+    broken: Option<Failure>,
+    killed: bool,
+    /// `event` notifications, in order, for diagnostics.
+    pub events: Vec<Value>,
+    stderr_path: std::path::PathBuf,
+    _stderr_dir: tempfile::TempDir,
+}
+
+impl ShimDriver {
+    /// Starts `command` (program and arguments) and says hello.
+    pub fn start(command: &[String]) -> Result<ShimDriver, Failure> {
+        let (program, args) = command.split_first().ok_or_else(|| Failure::new("shim-error", "empty shim command"))?;
+        let stderr_dir = tempfile::tempdir().map_err(|e| Failure::new("harness-error", e.to_string()))?;
+        let stderr_path = stderr_dir.path().join("stderr");
+        let stderr = std::fs::File::create(&stderr_path).map_err(|e| Failure::new("harness-error", e.to_string()))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0); // so its children can be killed with it
+        }
+        let mut child = cmd.spawn().map_err(|e| Failure::new("shim-error", format!("cannot start shim `{program}`: {e}")))?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().ok_or_else(|| Failure::new("shim-error", "no stdout"))?;
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                let line = read_line(&mut r, MAX_LINE).unwrap_or(Line::Eof);
+                let eof = line == Line::Eof;
+                if tx.send(line).is_err() || eof {
+                    break;
+                }
+            }
+        });
+        let mut shim = ShimDriver {
+            name: program.clone(),
+            capabilities: BTreeSet::new(),
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            broken: None,
+            killed: false,
+            events: Vec::new(),
+            stderr_path,
+            _stderr_dir: stderr_dir,
+        };
+        let hello = shim.call("hello", json!({"protocol": PROTOCOL}), None)?;
+        shim.name = hello["name"].as_str().unwrap_or(program).to_string();
+        shim.capabilities = hello["capabilities"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+            .unwrap_or_default();
+        Ok(shim)
+    }
+
+    fn send(&mut self, msg: &Value) -> Result<(), Failure> {
+        let stdin = self.stdin.as_mut().ok_or_else(|| Failure::new("shim-exited", "shim input closed"))?;
+        let mut line = msg.to_string();
+        line.push('\n');
+        stdin.write_all(line.as_bytes()).and_then(|_| stdin.flush()).map_err(|_| self.dead("shim closed its input"))
+    }
+
+    /// One request, serving host requests from the shim until its answer.
+    fn call(&mut self, method: &str, params: Value, mut host: Option<&mut dyn Host>) -> Result<Value, Failure> {
+        if let Some(f) = &self.broken {
+            return Err(f.clone());
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        let deadline = Instant::now() + crate::suite::trial_timeout();
+        loop {
+            let line = match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(l) => l,
+                Err(RecvTimeoutError::Timeout) => return Err(self.fail("timeout", format!("no answer to `{method}` in time"))),
+                Err(RecvTimeoutError::Disconnected) => Line::Eof,
+            };
+            let msg = match line {
+                Line::Json(v) => v,
+                Line::Eof => return Err(self.dead(&format!("shim exited during `{method}`"))),
+                Line::Garbage { text, error } => {
+                    return Err(self.fail("protocol-error", format!("shim wrote a line that is not JSON ({error}): {text}")))
+                }
+                Line::TooLong { len } => return Err(self.fail("protocol-error", format!("shim wrote a {len}-byte line"))),
+            };
+            if let Err(e) = check_message(&msg) {
+                return Err(self.fail("protocol-error", format!("invalid message {e}: {}", truncate(&msg.to_string()))));
+            }
+            match msg.get("method").and_then(Value::as_str) {
+                Some("event") => self.events.push(msg["params"].clone()),
+                Some(m) => {
+                    let shim_id = msg["id"].clone();
+                    let reply = match host.as_deref_mut() {
+                        None => json!({"jsonrpc": "2.0", "id": shim_id, "error": {"code": -32600, "message": format!("`{m}` outside a turn")}}),
+                        Some(h) => match answer_host(h, m, &msg["params"]) {
+                            Ok(result) => json!({"jsonrpc": "2.0", "id": shim_id, "result": result}),
+                            Err(e) => json!({"jsonrpc": "2.0", "id": shim_id, "error": {"code": -32602, "message": e}}),
+                        },
+                    };
+                    self.send(&reply)?;
+                }
+                None if msg["id"] != json!(id) => {
+                    return Err(self.fail("protocol-error", format!("answer to unknown request id {} (expected {id})", msg["id"])));
+                }
+                None => {
+                    if let Some(err) = msg.get("error") {
+                        let kind = match err["code"].as_i64() {
+                            Some(-32601) => "not-testable".to_string(),
+                            _ => err.pointer("/data/kind").and_then(Value::as_str).unwrap_or("driver-error").to_string(),
+                        };
+                        return Err(Failure::new(kind, err["message"].as_str().unwrap_or("").to_string()));
+                    }
+                    return Ok(msg["result"].clone());
+                }
+            }
+        }
+    }
+
+    /// Marks the shim broken, kills it, and describes why.
+    fn fail(&mut self, kind: &str, message: String) -> Failure {
+        let f = Failure::new(kind, message);
+        self.broken = Some(f.clone());
+        self.kill();
+        f
+    }
+
+    fn dead(&mut self, what: &str) -> Failure {
+        let code = self.child.try_wait().ok().flatten().and_then(|s| s.code());
+        let stderr = std::fs::read_to_string(&self.stderr_path).unwrap_or_default();
+        let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
+        self.fail("shim-exited", format!("{what} (exit code {code:?}); stderr: {tail}"))
+    }
+
+    /// Kills the shim's whole process group (its provider children too),
+    /// once. `--` matters: procps reads `kill -9 -PID` as `kill -9 -1`.
+    fn kill(&mut self) {
+        self.stdin = None;
+        if self.killed {
+            return;
+        }
+        self.killed = true;
+        #[cfg(unix)]
+        {
+            let _ = Command::new("kill")
+                .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
+                .stderr(Stdio::null())
+                .status();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ShimDriver {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+fn answer_host(host: &mut dyn Host, method: &str, params: &Value) -> Result<Value, String> {
+    match method {
+        "host/decide" => {
+            let prompt: Prompt = serde_json::from_value(params["prompt"].clone()).map_err(|e| e.to_string())?;
+            let answer = match host.decide(&prompt) {
+                HostAnswer::Accept => "accept",
+                HostAnswer::Decline => "decline",
+                HostAnswer::Cancel => "cancel",
+            };
+            Ok(json!({"answer": answer}))
+        }
+        "host/call_tool" => {
+            let tool = params["tool"].as_str().unwrap_or("");
+            Ok(json!({"result": host.call_tool(tool, &params["arguments"])}))
+        }
+        other => Err(format!("unknown method `{other}`")),
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, Failure> {
+    serde_json::from_value(v).map_err(|e| Failure::new("protocol-error", format!("bad `{what}` result: {e}")))
+}
+
+impl Driver for ShimDriver {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn capabilities(&self) -> BTreeSet<String> {
+        self.capabilities.clone()
+    }
+
+    fn fingerprint(&mut self, servers: &[ServerSpec], global: &str) -> Result<String, Failure> {
+        let r = self.call("fingerprint", json!({"servers": servers, "global": global}), None)?;
+        r["fingerprint"].as_str().map(String::from).ok_or_else(|| Failure::new("protocol-error", "fingerprint result has no `fingerprint`"))
+    }
+
+    fn open(&mut self, launch: &Launch) -> Result<(), Failure> {
+        self.call("open", json!({"launch": launch}), None).map(|_| ())
+    }
+
+    fn turn(&mut self, prompt: &str, scoped: &[ServerSpec], host: &mut dyn Host) -> Result<TurnOutput, Failure> {
+        let r = self.call("turn", json!({"prompt": prompt, "scoped": scoped}), Some(host))?;
+        parse(r, "turn")
+    }
+
+    fn resume(&mut self, launch: &Launch) -> Result<(), Failure> {
+        self.call("resume", json!({"launch": launch}), None).map(|_| ())
+    }
+
+    fn close(&mut self) {
+        let _ = self.call("close", json!({}), None);
+        self.kill();
+    }
+}
+
+// ---- serving an in-process driver as a shim ---------------------------------
+
+/// Serves `driver` over the protocol on `input`/`output` until `close` or EOF.
+pub fn serve(driver: &mut dyn Driver, input: impl BufRead, mut output: impl Write) -> i32 {
+    let mut input = input;
+    loop {
+        let msg = match read_line(&mut input, MAX_LINE) {
+            Ok(Line::Json(v)) => v,
+            Ok(Line::Eof) | Err(_) => return 0,
+            Ok(_) => continue,
+        };
+        let id = msg["id"].clone();
+        let params = msg["params"].clone();
+        let method = msg["method"].as_str().unwrap_or("").to_string();
+        let result: Result<Value, Failure> = match method.as_str() {
+            "hello" => Ok(json!({"name": driver.name(), "capabilities": driver.capabilities()})),
+            "fingerprint" => parse::<Vec<ServerSpec>>(params["servers"].clone(), "servers")
+                .and_then(|s| driver.fingerprint(&s, params["global"].as_str().unwrap_or("")))
+                .map(|fp| json!({"fingerprint": fp})),
+            "open" => parse::<Launch>(params["launch"].clone(), "launch").and_then(|l| driver.open(&l)).map(|_| json!({})),
+            "resume" => parse::<Launch>(params["launch"].clone(), "launch").and_then(|l| driver.resume(&l)).map(|_| json!({})),
+            "turn" => {
+                let scoped = parse::<Vec<ServerSpec>>(params["scoped"].clone(), "scoped");
+                scoped.and_then(|s| {
+                    let mut host = RemoteHost { input: &mut input, output: &mut output, next_id: 0 };
+                    driver.turn(params["prompt"].as_str().unwrap_or(""), &s, &mut host)
+                })
+                .map(|out| serde_json::to_value(out).unwrap_or(json!({})))
+            }
+            "close" => {
+                driver.close();
+                let _ = write_line(&mut output, &json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+                return 0;
+            }
+            _ => Err(Failure::new("method-not-found", format!("unknown method `{method}`"))),
+        };
+        let reply = match result {
+            Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
+            Err(f) if f.kind == "method-not-found" => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": f.message}}),
+            Err(f) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": 1, "message": f.message, "data": {"kind": f.kind}}}),
+        };
+        if write_line(&mut output, &reply).is_err() {
+            return 1;
+        }
+    }
+}
+
+fn write_line(out: &mut impl Write, v: &Value) -> std::io::Result<()> {
+    fakes::wire::write_message(out, v)
+}
+
+/// The harness, reached back over the protocol during a turn.
+struct RemoteHost<'a, R: BufRead, W: Write> {
+    input: &'a mut R,
+    output: &'a mut W,
+    next_id: u64,
+}
+
+impl<R: BufRead, W: Write> RemoteHost<'_, R, W> {
+    fn ask(&mut self, method: &str, params: Value) -> Option<Value> {
+        self.next_id += 1;
+        let id = format!("host-{}", self.next_id);
+        write_line(self.output, &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).ok()?;
+        loop {
+            match read_line(self.input, MAX_LINE).ok()? {
+                Line::Json(v) if v["id"] == json!(id) => return v.get("result").cloned(),
+                Line::Eof => return None,
+                _ => {}
+            }
+        }
+    }
+}
+
+impl<R: BufRead, W: Write> Host for RemoteHost<'_, R, W> {
+    fn decide(&mut self, prompt: &Prompt) -> HostAnswer {
+        let r = self.ask("host/decide", json!({"prompt": prompt}));
+        match r.as_ref().and_then(|r| r["answer"].as_str()) {
+            Some("accept") => HostAnswer::Accept,
+            Some("cancel") => HostAnswer::Cancel,
+            _ => HostAnswer::Decline,
+        }
+    }
+
+    fn call_tool(&mut self, tool: &str, arguments: &Value) -> Value {
+        self.ask("host/call_tool", json!({"tool": tool, "arguments": arguments}))
+            .map(|r| r["result"].clone())
+            .unwrap_or_else(|| json!({"content": [], "isError": true}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_accepts_good_and_names_the_bad_field() {
+        assert!(check_message(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})).is_ok());
+        assert!(check_message(&json!({"jsonrpc": "2.0", "id": 2, "method": "host/decide", "params": {"prompt": {"type": "command"}}})).is_ok());
+        let e = check_message(&json!({"jsonrpc": "2.0", "id": 2, "method": "host/decide", "params": {"prompt": {"type": "coffee"}}})).unwrap_err();
+        assert!(e.contains("/params/prompt"), "{e}");
+        assert!(check_message(&json!({"jsonrpc": "1.0", "id": 1, "result": {}})).is_err());
+        assert!(check_message(&json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}})).is_err());
+    }
+}
