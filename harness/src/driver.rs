@@ -70,6 +70,12 @@ pub struct Failure {
     pub message: String,
 }
 
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
 impl Failure {
     pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Failure {
         Failure { kind: kind.into(), message: message.into() }

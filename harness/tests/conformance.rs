@@ -12,6 +12,8 @@ use harness::scenario::Scenario;
 use harness::suite::{self, Verdict};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+const SHIM: &str = env!("CARGO_BIN_EXE_conformance");
+
 fn fakes() -> Fakes {
     Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-claude"), env!("CARGO_BIN_EXE_fake-mcp"))
 }
@@ -55,6 +57,10 @@ fn main() {
                 suite::run_mutant(&s, &m, &fakes()).map(|_| ()).map_err(Failed::from)
             }));
         }
+        let s = Arc::clone(&scenario);
+        trials.push(Trial::test(format!("shim::same-verdicts::{}", scenario.id), move || same_verdicts_through_shim(&s)));
+        let s = Arc::clone(&scenario);
+        trials.push(Trial::test(format!("python-shim::{}", scenario.id), move || python_shim_passes(&s)));
     }
     libtest_mimic::run(&args, trials).exit();
 }
@@ -78,4 +84,43 @@ fn every_mutant_is_used(scenarios: &[Scenario]) -> Trial {
     Trial::test("suite::every_mutant_is_caught_somewhere", move || {
         if unused.is_empty() { Ok(()) } else { Err(format!("no scenario names these mutants: {unused:?}").into()) }
     })
+}
+
+fn kind(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Fail(_) => "fail",
+        Verdict::Skip(_) => "skip",
+    }
+}
+
+/// The reference driver, and each mutant the scenario names, get the same
+/// verdict through the shim protocol as in process, on every version.
+fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
+    let variants = std::iter::once("reference".to_string()).chain(s.caught_by.iter().map(|m| format!("mutant:{m}")));
+    let mut diffs = Vec::new();
+    for variant in variants {
+        for version in suite::versions_for(s.provider) {
+            let direct = suite::run(s, version, suite::DriverSource::Builtin(variant.clone()).make()?.as_mut(), &fakes());
+            let cmd = vec![SHIM.to_string(), "shim".into(), "--driver".into(), variant.clone()];
+            let shimmed = suite::run(s, version, suite::DriverSource::Shim(cmd).make()?.as_mut(), &fakes());
+            if kind(&direct) != kind(&shimmed) {
+                diffs.push(format!("{variant} on {version}: in process {direct:?}, through the shim {shimmed:?}"));
+            }
+        }
+    }
+    if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n").into()) }
+}
+
+/// The example Python shim passes every scenario it claims and skips the rest.
+fn python_shim_passes(s: &Scenario) -> Result<(), Failed> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python-shim/shim.py");
+    let cmd = vec!["python3".to_string(), script.display().to_string()];
+    for version in suite::versions_for(s.provider) {
+        let mut driver = suite::DriverSource::Shim(cmd.clone()).make()?;
+        if let Verdict::Fail(m) = suite::run(s, version, driver.as_mut(), &fakes()) {
+            return Err(format!("{version}: {}", m.iter().map(harness::judge::describe).collect::<Vec<_>>().join("; ")).into());
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,155 @@
+//! The `conformance` CLI as a user runs it: exit codes, filters, reports,
+//! expected-failure lists, shims, and the matrix page in headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CLI: &str = env!("CARGO_BIN_EXE_conformance");
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(CLI).args(args).output().expect("the CLI runs")
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
+
+fn shim(name: &str) -> String {
+    format!("python3 {}", Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims").join(name).display())
+}
+
+#[test]
+fn exit_0_when_conformant_1_on_failures_2_on_bad_input() {
+    let ok = cli(&["run", "--filter", "approve-tool-runs-without-prompt"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    assert!(text(&ok).contains("5 passed, 0 failed, 0 skipped"), "{}", text(&ok));
+
+    let bad = cli(&["run", "--filter", "approve-tool-runs-without-prompt", "--driver", "mutant:drop-policy"]);
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
+    assert!(text(&bad).contains("prompted: expected false, got true"), "{}", text(&bad));
+
+    assert_eq!(cli(&["run", "--no-such-flag"]).status.code(), Some(2));
+    assert_eq!(cli(&["run", "--driver", "mutant:nope"]).status.code(), Some(2));
+    assert_eq!(cli(&["explain", "no-such-scenario"]).status.code(), Some(2));
+}
+
+#[test]
+fn a_malformed_scenario_is_exit_2_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.toml"), "id = \"x\"\ntitle = \"t\"\ncolour = 1\n").unwrap();
+    let o = cli(&["run", "--scenarios", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("bad.toml:"), "{}", text(&o));
+}
+
+#[test]
+fn list_and_explain_describe_scenarios() {
+    let o = cli(&["list"]);
+    assert!(text(&o).contains("approve-is-exact-per-server"));
+    let o = cli(&["explain", "approve-is-exact-per-tool"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o).contains("caught by: server-wide-approve"), "{}", text(&o));
+    assert!(text(&o).contains("step 2: tool_call files.write_file"), "{}", text(&o));
+}
+
+#[test]
+fn expected_failures_are_strict_and_baseline_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--filter", "approve-is-exact", "--driver", "mutant:server-wide-approve"];
+    let base = cli(&[&["baseline"][..], &args].concat());
+    assert_eq!(base.status.code(), Some(0));
+    let list = String::from_utf8_lossy(&base.stdout).into_owned();
+    let baseline: String = list.lines().filter(|l| !l.starts_with('[') && !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
+    assert!(baseline.contains("approve-is-exact-per-tool:prompted"), "{baseline}");
+    let file = dir.path().join("expected.txt");
+    std::fs::write(&file, &baseline).unwrap();
+    let tap = dir.path().join("run.tap");
+    let o = cli(&[&["run"][..], &args, &["--expected-failures", file.to_str().unwrap(), "--tap", tap.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(std::fs::read_to_string(&tap).unwrap().contains("# TODO expected failure"));
+
+    // An entry that no longer fails fails the run.
+    std::fs::write(&file, format!("{baseline}approve-is-exact-per-server\n")).unwrap();
+    let o = cli(&[&["run"][..], &args, &["--expected-failures", file.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no longer fails"), "{}", text(&o));
+
+    // A list naming an unknown scenario is bad input.
+    std::fs::write(&file, "not-a-scenario\n").unwrap();
+    let o = cli(&[&["run"][..], &args, &["--expected-failures", file.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn reports_carry_run_info_and_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tap, junit, matrix) = (dir.path().join("r.tap"), dir.path().join("r.xml"), dir.path().join("r.html"));
+    let o = cli(&[
+        "run", "--provider", "codex", "--filter", "approve-is-exact-per-tool", "--driver", "mutant:server-wide-approve",
+        "--tap", tap.to_str().unwrap(), "--junit", junit.to_str().unwrap(), "--matrix", matrix.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let tap = std::fs::read_to_string(tap).unwrap();
+    assert!(tap.starts_with("TAP version 14\n"));
+    assert!(tap.contains("# driver: mutant:server-wide-approve"));
+    assert!(tap.contains("not ok 1 - codex-0.146.0::approve-is-exact-per-tool"));
+    let xml = std::fs::read_to_string(junit).unwrap();
+    assert!(xml.contains("<failure") && xml.contains("codex 0.171.0"), "{xml}");
+    let html = std::fs::read_to_string(&matrix).unwrap();
+    assert_eq!(html.matches("class=\"fail\"").count(), 5);
+    rendered_in_chromium(&matrix, 5);
+}
+
+/// Headless Chromium renders the page with one failed cell per trial. CI
+/// installs Chromium; elsewhere the check is skipped with a notice.
+fn rendered_in_chromium(page: &Path, failed_cells: usize) {
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"].iter().find(|c| which(c).is_some()) else {
+        assert!(std::env::var_os("CI").is_none(), "CI must have Chromium (.ci/run installs it)");
+        eprintln!("skipping the Chromium check: no chromium on PATH");
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let shot = profile.path().join("matrix.png");
+    let url = format!("file://{}", page.display());
+    let common = [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ];
+    let user_dir = format!("--user-data-dir={}", profile.path().join("p").display());
+    let dom = Command::new(chromium).args(common).arg(&user_dir).arg("--dump-dom").arg(&url).output().unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains("<table id=\"matrix\">"), "{dom}");
+    assert_eq!(dom.matches("<td class=\"fail\"").count(), failed_cells, "{dom}");
+    let o = Command::new(chromium)
+        .args(common)
+        .arg(&user_dir)
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1200,800")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let png = std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot: {}", String::from_utf8_lossy(&o.stderr)));
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 2000, "screenshot is {} bytes", png.len());
+}
+
+fn which(cmd: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(cmd)).find(|p| p.is_file())
+}
+
+#[test]
+fn a_shim_missing_operations_is_not_testable_and_garbage_is_a_protocol_error() {
+    let o = cli(&["run", "--filter", "approve-tool-runs-without-prompt", "--version", "0.171.0", "--driver-cmd", &shim("partial.py")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("not testable"), "{}", text(&o));
+    // Scenarios for providers it does not claim are skipped, with the reason.
+    let o = cli(&["run", "--filter", "claude-approve-is-exact", "--driver-cmd", &shim("partial.py")]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("driver does not claim provider claude"), "{}", text(&o));
+
+    let o = cli(&["run", "--filter", "approve-tool-runs-without-prompt", "--version", "0.171.0", "--driver-cmd", &shim("garbage.py")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("protocol-error") && text(&o).contains("not JSON"), "{}", text(&o));
+
+    let o = cli(&["run", "--driver-cmd", "/nonexistent/shim"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
