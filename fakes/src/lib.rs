@@ -3,6 +3,7 @@
 
 pub mod wire;
 pub mod codex;
+pub mod http;
 pub mod claude;
 pub mod version;
 pub mod mcp;

@@ -9,8 +9,8 @@ pub mod stdio;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -134,43 +134,7 @@ pub fn error_reply(id: &Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
-/// A stop flag whose sleeps end early once raised, so delayed answers never
-/// hold up EOF handling or server shutdown.
-#[derive(Clone, Default)]
-pub(crate) struct Stopper {
-    inner: Arc<(Mutex<bool>, Condvar)>,
-}
-
-impl Stopper {
-    pub fn stop(&self) {
-        let (lock, cv) = &*self.inner;
-        if let Ok(mut stopped) = lock.lock() {
-            *stopped = true;
-        }
-        cv.notify_all();
-    }
-
-    pub fn is_stopped(&self) -> bool {
-        self.inner.0.lock().map(|s| *s).unwrap_or(true)
-    }
-
-    /// Sleeps for `d` unless stopped first.
-    pub fn sleep(&self, d: Duration) {
-        let deadline = Instant::now() + d;
-        let (lock, cv) = &*self.inner;
-        let Ok(mut stopped) = lock.lock() else { return };
-        while !*stopped {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            match cv.wait_timeout(stopped, left) {
-                Ok((guard, _)) => stopped = guard,
-                Err(_) => return,
-            }
-        }
-    }
-}
+pub(crate) use crate::http::Stopper;
 
 const USAGE: &str = "usage: fake-mcp stdio --catalog FILE [--record FILE]
        fake-mcp http --catalog FILE [--record FILE] [--token-file FILE] --port-file FILE";
@@ -283,6 +247,7 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
     use crate::wire::read_jsonl;
 
     fn catalog() -> Catalog {
