@@ -91,6 +91,7 @@ class CodexDriver:
         self.host = host  # asks the harness (the user) for decisions
         self.proc = None
         self.thread_id = None
+        self.has_turns = False  # Codex persists a thread at its first turn
         self.running_key = None
         self.next_id = 0
 
@@ -98,6 +99,7 @@ class CodexDriver:
         self.launch = launch
         self.servers = normalize(launch["servers"])
         self.thread_id = None
+        self.has_turns = False
         self.ensure()
 
     def resume(self, launch):
@@ -132,9 +134,10 @@ class CodexDriver:
         self.request("initialize", {"clientInfo": {"name": "python-example-driver", "version": "0.1"}, "capabilities": {}})
         self.send({"jsonrpc": "2.0", "method": "initialized"})
         params = {"cwd": self.launch["cwd"], "approvalPolicy": "on-request", "sandbox": "read-only"}  # never "never"
-        if self.thread_id:
+        resume = self.thread_id and self.has_turns  # nothing to resume before a turn
+        if resume:
             params["threadId"] = self.thread_id
-        result = self.request("thread/resume" if self.thread_id else "thread/start", params)
+        result = self.request("thread/resume" if resume else "thread/start", params)
         self.thread_id = result["thread"]["id"]
 
     def stop(self):
@@ -171,6 +174,7 @@ class CodexDriver:
         rid = self.next_id = self.next_id + 1
         self.send({"jsonrpc": "2.0", "id": rid, "method": "turn/start",
                    "params": {"threadId": self.thread_id, "input": [{"type": "text", "text": prompt, "text_elements": []}]}})
+        self.has_turns = True
         calls = []
         while True:
             msg = self.read()

@@ -8,3 +8,5 @@ pub mod claude;
 pub mod version;
 pub mod mcp;
 pub mod mcp_client;
+pub mod model;
+pub mod relay;

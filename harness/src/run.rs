@@ -22,27 +22,59 @@ pub struct FakeCommand {
     pub prefix: Vec<String>,
 }
 
-/// Where the fake executables live.
+/// Where the fake executables live, and which trials run on real binaries.
 #[derive(Debug, Clone)]
 pub struct Fakes {
     pub codex: FakeCommand,
     pub claude: FakeCommand,
     pub mcp: FakeCommand,
+    /// Records the wire in front of a real provider (`conformance relay`).
+    pub relay: FakeCommand,
+    /// Real provider binaries by trial key (`codex-0.171.0`): those trials
+    /// run on the real CLI against the mock model instead of the fake.
+    pub real: BTreeMap<String, PathBuf>,
+    /// Only real runs: trials without a real binary are skipped.
+    pub real_only: bool,
 }
 
 impl Fakes {
-    /// Separate `fake-codex`, `fake-claude` and `fake-mcp` executables (the
-    /// test case).
-    pub fn from_bins(codex: &str, claude: &str, mcp: &str) -> Fakes {
+    /// Separate `fake-codex`, `fake-claude` and `fake-mcp` executables and
+    /// the CLI for `relay` (the test case).
+    pub fn from_bins(codex: &str, claude: &str, mcp: &str, cli: &str) -> Fakes {
         let bin = |p: &str| FakeCommand { program: p.into(), prefix: Vec::new() };
-        Fakes { codex: bin(codex), claude: bin(claude), mcp: bin(mcp) }
+        let relay = FakeCommand { program: cli.into(), prefix: vec!["relay".into()] };
+        Fakes { codex: bin(codex), claude: bin(claude), mcp: bin(mcp), relay, real: BTreeMap::new(), real_only: false }
     }
 
     /// One executable that becomes a fake when its first argument says so
     /// (the CLI case: `conformance fake-codex ...`).
     pub fn multicall(program: PathBuf) -> Fakes {
         let sub = |name: &str| FakeCommand { program: program.clone(), prefix: vec![name.to_string()] };
-        Fakes { codex: sub("fake-codex"), claude: sub("fake-claude"), mcp: sub("fake-mcp") }
+        Fakes {
+            codex: sub("fake-codex"),
+            claude: sub("fake-claude"),
+            mcp: sub("fake-mcp"),
+            relay: sub("relay"),
+            real: BTreeMap::new(),
+            real_only: false,
+        }
+    }
+
+    /// Runs on the real binaries cached for every measured version (see
+    /// scripts/fetch-provider.sh) instead of the fakes.
+    pub fn with_cached_real_binaries(mut self) -> Fakes {
+        for v in crate::suite::versions_for(Provider::Codex) {
+            if let Some(bin) = crate::real::cached_binary(Provider::Codex, v) {
+                self.real.insert(format!("codex-{v}"), bin);
+            }
+        }
+        self.real_only = true;
+        self
+    }
+
+    /// The real binary this trial runs on, if any.
+    pub fn real_binary(&self, provider: Provider, version: Version) -> Option<&PathBuf> {
+        self.real.get(&format!("{}-{version}", provider.as_str()))
     }
 }
 
@@ -166,7 +198,7 @@ struct HostState {
 pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
     let mut obs = Observations { run_dir: dir.to_path_buf(), ..Observations::default() };
     obs.steps = vec![StepObservation::default(); scenario.steps.len()];
-    let setup = match Setup::create(scenario, version, fakes, dir) {
+    let mut setup = match Setup::create(scenario, version, fakes, dir) {
         Ok(s) => s,
         Err(e) => {
             obs.violations.push(format!("harness could not set up the run: {e}"));
@@ -268,12 +300,15 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
     driver.close();
     let secrets = setup.all_secrets(&host.secrets);
     drop(setup.http);
+    if setup.model.take().is_some() {
+        crate::real::derive_outcomes(scenario, dir, &dir.join(TRANSCRIPT));
+    }
     for (i, a) in asked.into_iter().enumerate() {
         obs.steps[i].host_asked = a;
         obs.steps[i].bridge_calls = bridge_calls[i];
     }
     obs.stray_prompts = stray;
-    gather(scenario, dir, &setup.recordings, &secrets, &mut obs);
+    gather(scenario, version, dir, &setup.recordings, &secrets, &mut obs);
     let bridge_server = scenario.bridge.as_ref().map(|b| b.server.trim());
     for (step, decl) in obs.steps.iter_mut().zip(&scenario.steps) {
         let call_id = step.outcome.as_ref().and_then(|o| o["call_id"].as_str()).unwrap_or("");
@@ -294,6 +329,8 @@ struct Setup {
     secrets: BTreeMap<String, String>,
     recordings: BTreeMap<String, PathBuf>,
     http: Vec<HttpServer>,
+    /// The mock model API, for a run on a real provider.
+    model: Option<fakes::model::MockModel>,
     dir: PathBuf,
 }
 
@@ -308,6 +345,7 @@ impl Setup {
             secrets: BTreeMap::new(),
             recordings: BTreeMap::new(),
             http: Vec::new(),
+            model: None,
             dir: dir.to_path_buf(),
         };
         for decl in &scenario.servers {
@@ -370,7 +408,14 @@ impl Setup {
         };
         let script_path = dir.join("script.json");
         std::fs::write(&script_path, serde_json::to_string_pretty(&script).map_err(std::io::Error::other)?)?;
+        let real = fakes.real_binary(scenario.provider, version);
         match scenario.provider {
+            Provider::Codex if real.is_some() => {
+                let model = fakes::model::start(script.turns.clone(), Recorder::open(&dir.join("model.jsonl"))?)?;
+                let codex = real.cloned().unwrap_or_default();
+                crate::real::write_codex_wrapper(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &codex, &model.openai_base())?;
+                setup.model = Some(model);
+            }
             Provider::Codex => write_wrapper(&setup.wrapper, &fakes.codex, &script_path)?,
             Provider::Claude => write_wrapper(&setup.wrapper, &fakes.claude, &script_path)?,
             // No fake to simulate: record that the driver launched it at all.
@@ -449,7 +494,7 @@ fn write_launch_recorder(path: &Path, transcript: &Path) -> std::io::Result<()> 
     make_executable(path)
 }
 
-fn make_executable(path: &Path) -> std::io::Result<()> {
+pub(crate) fn make_executable(path: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -468,6 +513,7 @@ fn canary(scenario: &str) -> String {
 
 fn gather(
     scenario: &Scenario,
+    version: Version,
     dir: &Path,
     recordings: &BTreeMap<String, PathBuf>,
     secrets: &[String],
@@ -519,6 +565,12 @@ fn gather(
     }
     for (id, n) in replies.iter().filter(|(_, n)| **n > 1) {
         obs.violations.push(format!("the driver answered server request {id} {n} times"));
+    }
+    // Every wire message must be one the real Codex of this version sends or accepts.
+    if scenario.provider == Provider::Codex {
+        for problem in crate::schema::check_transcript(&version.to_string(), &codex) {
+            obs.violations.push(format!("schema: {problem}"));
+        }
     }
     // Secrets must not be written anywhere the harness can see.
     for secret in secrets {

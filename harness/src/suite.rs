@@ -117,14 +117,30 @@ pub fn skip_reason(scenario: &Scenario, version: Version, capabilities: &BTreeSe
 
 /// Runs one trial in a fresh temporary directory.
 pub fn run(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes: &Fakes) -> Verdict {
+    run_summarized(scenario, version, driver, fakes).0
+}
+
+/// Runs one trial; also returns its fidelity summary (Null when skipped).
+pub fn run_summarized(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes: &Fakes) -> (Verdict, serde_json::Value) {
     if let Some(reason) = skip_reason(scenario, version, &driver.capabilities()) {
-        return Verdict::Skip(reason);
+        return (Verdict::Skip(reason), serde_json::Value::Null);
+    }
+    if fakes.real_only {
+        let unsupported = crate::real::unsupported(scenario).or_else(|| {
+            fakes.real_binary(scenario.provider, version).is_none().then(|| {
+                format!("no real {} {version}: run scripts/fetch-provider.sh {} {version}", scenario.provider.as_str(), scenario.provider.as_str())
+            })
+        });
+        if let Some(reason) = unsupported {
+            return (Verdict::Skip(reason), serde_json::Value::Null);
+        }
     }
     let dir = match tempfile::Builder::new().prefix("conformance-").tempdir() {
         Ok(d) => d,
-        Err(e) => return Verdict::Fail(vec![harness_error(format!("no temp dir: {e}"))]),
+        Err(e) => return (Verdict::Fail(vec![harness_error(format!("no temp dir: {e}"))]), serde_json::Value::Null),
     };
     let obs = watchdog(dir.path(), || run_trial(scenario, version, driver, fakes, dir.path()));
+    let summary = crate::fidelity::summarize(dir.path(), &obs);
     let mut mismatches = judge(scenario, &obs);
     if obs.timed_out {
         mismatches.insert(0, Mismatch {
@@ -140,11 +156,8 @@ pub fn run(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes
         let kept: PathBuf = dir.keep();
         eprintln!("kept run directory {} ({})", kept.display(), trial_name(scenario, version));
     }
-    if mismatches.is_empty() {
-        Verdict::Pass
-    } else {
-        Verdict::Fail(mismatches)
-    }
+    let verdict = if mismatches.is_empty() { Verdict::Pass } else { Verdict::Fail(mismatches) };
+    (verdict, summary)
 }
 
 pub fn run_reference(scenario: &Scenario, version: Version, fakes: &Fakes) -> Verdict {

@@ -15,7 +15,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 const SHIM: &str = env!("CARGO_BIN_EXE_conformance");
 
 fn fakes() -> Fakes {
-    Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-claude"), env!("CARGO_BIN_EXE_fake-mcp"))
+    Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-claude"), env!("CARGO_BIN_EXE_fake-mcp"), env!("CARGO_BIN_EXE_conformance"))
 }
 
 fn main() {
@@ -39,6 +39,8 @@ fn main() {
     }));
     trials.push(every_mutant_is_used(&scenarios));
     let capabilities = harness::driver::reference_capabilities();
+    let scenarios_by_id: std::collections::BTreeMap<String, Arc<Scenario>> =
+        scenarios.iter().map(|s| (s.id.clone(), Arc::new(s.clone()))).collect();
     for scenario in scenarios.into_iter().map(Arc::new) {
         for version in suite::versions_for(scenario.provider) {
             let name = suite::trial_name(&scenario, version);
@@ -62,6 +64,7 @@ fn main() {
         let s = Arc::clone(&scenario);
         trials.push(Trial::test(format!("python-shim::{}", scenario.id), move || python_shim_passes(&s)));
     }
+    trials.extend(fidelity_trials(&scenarios_by_id));
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -123,4 +126,39 @@ fn python_shim_passes(s: &Scenario) -> Result<(), Failed> {
         }
     }
     Ok(())
+}
+
+/// One trial per recording of a real provider run (recordings/, made by
+/// scripts/record-real.sh): the same scenario on the fake must leave the
+/// same normalized summary. Runs offline.
+fn fidelity_trials(scenarios: &std::collections::BTreeMap<String, Arc<Scenario>>) -> Vec<Trial> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings");
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for provider in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        for version in std::fs::read_dir(provider.path()).into_iter().flatten().flatten() {
+            files.extend(std::fs::read_dir(version.path()).into_iter().flatten().flatten().map(|f| f.path()));
+        }
+    }
+    files.sort();
+    files
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "json"))
+        .map(|file| {
+            let doc: serde_json::Value =
+                std::fs::read_to_string(&file).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+            let id = doc["scenario"].as_str().unwrap_or("?").to_string();
+            let version = doc["version"].as_str().unwrap_or("?").to_string();
+            let name = format!("fidelity::{}-{version}::{id}", doc["provider"].as_str().unwrap_or("?"));
+            let scenario = scenarios.get(&id).cloned();
+            Trial::test(name, move || {
+                let scenario = scenario.ok_or_else(|| format!("{}: no scenario `{id}`", file.display()))?;
+                let version = version.parse().map_err(|e| format!("{}: {e}", file.display()))?;
+                let (_, fake) = suite::run_summarized(&scenario, version, &mut harness::reference::ReferenceDriver::new(), &fakes());
+                match harness::fidelity::diff(&doc["summary"], &fake) {
+                    None => Ok(()),
+                    Some(d) => Err(format!("the fake differs from the real recording {}:\n{d}", file.display()).into()),
+                }
+            })
+        })
+        .collect()
 }

@@ -352,3 +352,17 @@ fn call_meta_grows_with_versions() {
         assert_eq!(meta.get("sessionId").is_some(), session_id, "{version}");
     }
 }
+
+#[test]
+fn a_thread_without_turns_cannot_be_resumed() {
+    // Real Codex writes the rollout at the first turn (found by the fidelity
+    // recordings: 'no rollout found for thread id').
+    let mut s = start("0.171.0", plain(), &["ro"], "", &[]).unwrap();
+    let fresh = thread_id(&s.thread(json!({})));
+    let r = s.request("thread/resume", json!({"threadId": fresh})).unwrap();
+    assert!(r["error"]["message"].as_str().unwrap_or("").contains("no rollout found"), "{r}");
+    let t = thread_id(&s.thread(json!({})));
+    s.turn(&t, decline);
+    let r = s.request("thread/resume", json!({"threadId": t})).unwrap();
+    assert_eq!(r["result"]["thread"]["id"], json!(t), "{r}");
+}

@@ -51,7 +51,7 @@ fn a_stuck_trial_is_killed_and_judged_timed_out() {
     std::env::set_var("CONFORMANCE_TRIAL_TIMEOUT", "1");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/approve-tool-runs-without-prompt.toml");
     let scenario = harness::scenario::Scenario::load(&dir).unwrap();
-    let fakes = Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-claude"), env!("CARGO_BIN_EXE_fake-mcp"));
+    let fakes = Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-claude"), env!("CARGO_BIN_EXE_fake-mcp"), env!("CARGO_BIN_EXE_conformance"));
     let started = Instant::now();
     let verdict = suite::run(&scenario, suite::versions()[0], &mut SilentDriver, &fakes);
     assert!(started.elapsed().as_secs() < 10, "the watchdog did not fire");

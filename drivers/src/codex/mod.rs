@@ -48,6 +48,9 @@ pub struct CodexDriver {
     base: ServerSet,
     running: Option<Running>,
     thread_id: Option<String>,
+    /// Codex persists a thread at its first turn; until then there is
+    /// nothing to resume and a relaunch starts a fresh thread.
+    thread_has_turns: bool,
     events_tx: Sender<Event>,
     events: Receiver<Event>,
     generation: u64,
@@ -63,6 +66,7 @@ impl CodexDriver {
             base: ServerSet::default(),
             running: None,
             thread_id: None,
+            thread_has_turns: false,
             events_tx,
             events,
             generation: 0,
@@ -97,6 +101,7 @@ impl CodexDriver {
         }
         self.launch = Some(launch);
         self.thread_id = None;
+        self.thread_has_turns = false;
         let base = self.base.clone();
         self.ensure(&base)
     }
@@ -128,6 +133,7 @@ impl CodexDriver {
         let thread_id = self.thread_id.clone().unwrap_or_default();
         let input = json!([{"type": "text", "text": prompt, "text_elements": []}]);
         let turn_req = self.request("turn/start", json!({"threadId": thread_id, "input": input}))?;
+        self.thread_has_turns = true;
         let mut report = TurnReport::default();
         // Bridge items Codex announced, oldest first: (tool, arguments, call id).
         let mut announced: VecDeque<(String, Value, String)> = VecDeque::new();
@@ -296,7 +302,7 @@ impl CodexDriver {
             "approvalPolicy": (self.parts.approval_policy)(launch.global, bridged),
             "sandbox": "read-only",
         });
-        let method = match &self.thread_id {
+        let method = match self.thread_id.as_ref().filter(|_| self.thread_has_turns) {
             Some(id) => {
                 params["threadId"] = json!(id);
                 "thread/resume"

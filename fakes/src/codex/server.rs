@@ -14,6 +14,7 @@ use super::config::{BaseConfig, Settings};
 use crate::mcp_client::{ClientProfile, McpConnection, ServerTarget};
 use super::profile::Profile;
 use super::script::{Action, RequestKind, Script};
+use crate::version::Version;
 use crate::wire::{self, Line, Recorder};
 
 /// How long the fake waits for the client to answer one of its requests. The
@@ -37,12 +38,16 @@ pub struct Server {
     last_raw_result: Option<Value>,
     initialized: bool,
     experimental_api: bool,
+    /// `clientInfo.name` from initialize: the thread's `originator`.
+    client_name: String,
     thread: Option<Thread>,
     closed: bool,
 }
 
 struct Thread {
     id: String,
+    /// The thread object as thread/start and thread/started carry it.
+    info: Value,
     approval_policy: Value,
     sandbox: String,
     settings: Settings,
@@ -95,6 +100,7 @@ impl Server {
             last_raw_result: None,
             initialized: false,
             experimental_api: false,
+            client_name: String::new(),
             thread: None,
             closed: false,
         }
@@ -146,14 +152,29 @@ impl Server {
     }
 
     fn send(&mut self, msg: Value) {
-        self.rec.record(&json!({"dir": "s2c", "msg": msg}));
-        if wire::write_message(&mut self.out, &msg).is_err() {
+        self.send_marked(msg, false);
+    }
+
+    /// `raw`: a request written by the scenario (`raw_request`), marked in the
+    /// transcript so the harness does not hold it to the real schema.
+    fn send_marked(&mut self, msg: Value, raw: bool) {
+        let mut line = json!({"dir": "s2c", "msg": msg});
+        if raw {
+            line["raw"] = json!(true);
+        }
+        self.rec.record(&line);
+        if wire::write_message(&mut self.out, &line["msg"]).is_err() {
             self.closed = true;
         }
     }
 
     fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"method": method, "params": params}));
+        self.send(json!({"method": method, "params": params, "emittedAtMs": now_ms()}));
+    }
+
+    /// Whether this version has the wire shape first measured in 0.MINOR.PATCH.
+    fn since(&self, minor: u32, patch: u32) -> bool {
+        self.profile.version >= Version::new(0, minor, patch)
     }
 
     fn respond(&mut self, id: &Value, result: Result<Value, (i64, String)>) {
@@ -197,6 +218,7 @@ impl Server {
         self.initialized = true;
         self.experimental_api = params.pointer("/capabilities/experimentalApi").and_then(Value::as_bool) == Some(true);
         let name = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("unknown");
+        self.client_name = name.to_string();
         Ok(json!({
             "userAgent": format!("{name}/{} (fake)", self.profile.version),
             "codexHome": self.home.display().to_string(),
@@ -208,7 +230,9 @@ impl Server {
     fn open_thread(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
         let resume = if method == "thread/resume" {
             match params.get("threadId").and_then(Value::as_str) {
-                Some(t) if self.load_state().threads.iter().any(|k| k == t) => Some(t.to_string()),
+                // Real Codex writes a thread's rollout at its first turn; a
+                // thread that never had one cannot be resumed.
+                Some(t) if self.load_state().rollouts.iter().any(|k| k == t) => Some(t.to_string()),
                 Some(t) => return Err((-32600, format!("no rollout found for thread id {t}"))),
                 None => return Err((-32600, "Invalid request: missing field `threadId`".to_string())),
             }
@@ -236,14 +260,23 @@ impl Server {
             "servers": describe_servers(&settings),
         }));
         self.thread = None; // stop the old thread's MCP servers first
-        let result = json!({
-            "thread": {"id": id, "status": {"type": "idle"}, "cliVersion": self.profile.version.to_string(), "turns": []},
-            "model": "mock-model", "modelProvider": "mock",
-            "cwd": params.get("cwd").cloned().unwrap_or(Value::Null),
-            "approvalPolicy": policy, "approvalsReviewer": "user", "sandbox": {"type": sandbox_type(&sandbox)},
+        let cwd = match params.get("cwd").and_then(Value::as_str) {
+            Some(c) => c.to_string(),
+            None => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| "/".into()),
+        };
+        let info = self.thread_object(&id, &cwd);
+        let mut result = json!({
+            "thread": info, "model": "mock-model", "modelProvider": "mock", "serviceTier": null,
+            "cwd": cwd, "runtimeWorkspaceRoots": [cwd], "instructionSources": [],
+            "approvalPolicy": policy, "approvalsReviewer": "user", "sandbox": sandbox_policy(&sandbox),
+            "activePermissionProfile": null, "reasoningEffort": null, "multiAgentMode": "explicitRequestOnly",
         });
+        if self.since(171, 0) {
+            result["disabledPluginIds"] = json!([]);
+        }
         self.thread = Some(Thread {
             id,
+            info,
             approval_policy: policy,
             sandbox,
             settings,
@@ -253,11 +286,98 @@ impl Server {
         Ok(result)
     }
 
+    /// A thread object with this version's fields (measured on the real CLI
+    /// of each MEASURED version). No rollout file is written, so no `path`.
+    fn thread_object(&self, id: &str, cwd: &str) -> Value {
+        let now = now_ms() / 1000;
+        let mut t = json!({
+            "id": id, "extra": null, "sessionId": id, "forkedFromId": null, "parentThreadId": null,
+            "preview": "", "ephemeral": false, "historyMode": if self.since(153, 4) { "paginated" } else { "legacy" },
+            "modelProvider": "mock", "createdAt": now, "updatedAt": now, "recencyAt": now,
+            "status": {"type": "idle"}, "path": null, "cwd": cwd, "cliVersion": self.profile.version.to_string(),
+            "source": "vscode", "canAcceptDirectInput": true, "threadSource": null, "agentNickname": null,
+            "agentRole": null, "gitInfo": null, "name": null, "turns": [],
+        });
+        if self.since(147, 0) {
+            t["section"] = Value::Null;
+            t["sectionEnteredAt"] = Value::Null;
+        } else {
+            t["isPinned"] = json!(false);
+        }
+        if self.since(153, 4) {
+            t["projectId"] = Value::Null;
+            t["model"] = json!("mock-model");
+            t["reasoningEffort"] = Value::Null;
+        }
+        if self.since(171, 0) {
+            t["environments"] = json!([{"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}]);
+            t["attachedToThreadId"] = Value::Null;
+            t["originator"] = json!(self.client_name);
+            t["daybreakEnabled"] = Value::Null;
+        }
+        t
+    }
+
+    fn startup_status(&self, thread_id: &str, name: &str, status: &str, error: Value) -> Value {
+        let mut p = json!({"threadId": thread_id, "name": name, "status": status, "error": error, "failureReason": null});
+        if self.since(171, 0) {
+            p["environmentId"] = Value::Null;
+        }
+        p
+    }
+
+    /// A turn object; `times` are startedAt and completedAt (seconds) and durationMs.
+    fn turn_object(&self, id: &str, items: Value, status: &str, times: [Value; 3]) -> Value {
+        let [started, completed, duration] = times;
+        let view = if status == "inProgress" { "notLoaded" } else { "summary" };
+        let mut t = json!({"id": id, "items": items, "itemsView": view, "status": status, "error": null,
+                           "startedAt": started, "completedAt": completed, "durationMs": duration});
+        if self.since(171, 0) {
+            t["rootTurnId"] = json!(id);
+        }
+        t
+    }
+
+    fn agent_message(&self, id: String, text: &str) -> Value {
+        let mut m = json!({"type": "agentMessage", "id": id, "text": text, "phase": null, "memoryCitation": null});
+        if self.since(153, 4) {
+            m["delivery"] = Value::Null;
+            m["questions"] = Value::Null;
+        }
+        if self.since(171, 0) {
+            m["moderation"] = Value::Null;
+        }
+        m
+    }
+
+    fn item_started(&mut self, ctx: &Value, mut item: Value, started_ms: u64) {
+        if self.since(171, 0) {
+            item["startedAtMs"] = json!(started_ms);
+            item["completedAtMs"] = Value::Null;
+        }
+        self.notify("item/started", json!({"item": item, "threadId": ctx["threadId"], "turnId": ctx["turnId"], "startedAtMs": started_ms}));
+    }
+
+    /// Sends item/completed; returns the item as sent.
+    fn item_completed(&mut self, ctx: &Value, mut item: Value, started_ms: u64) -> Value {
+        let now = now_ms();
+        let mut params = json!({"threadId": ctx["threadId"], "turnId": ctx["turnId"], "completedAtMs": now});
+        if self.since(171, 0) {
+            item["startedAtMs"] = json!(started_ms);
+            item["completedAtMs"] = json!(now);
+            params["contentTokenCount"] = Value::Null;
+        }
+        params["item"] = item.clone();
+        self.notify("item/completed", params);
+        item
+    }
+
     /// Connects every enabled MCP server of the new thread, announcing each
     /// start as the real CLI does.
     fn start_servers(&mut self) {
         let Some(thread) = self.thread.as_ref() else { return };
         let thread_id = thread.id.clone();
+        let info = thread.info.clone();
         let enabled: Vec<_> = thread
             .settings
             .mcp_servers
@@ -265,16 +385,18 @@ impl Server {
             .filter(|(_, s)| s.enabled.unwrap_or(true))
             .map(|(n, s)| (n.clone(), s.clone()))
             .collect();
-        self.notify("thread/started", json!({"thread": {"id": thread_id, "status": {"type": "idle"}}}));
+        self.notify("thread/started", json!({"thread": info}));
         for (name, settings) in enabled {
-            self.notify("mcpServer/startupStatus/updated", json!({"threadId": thread_id, "name": name, "status": "starting", "error": null}));
+            let starting = self.startup_status(&thread_id, &name, "starting", Value::Null);
+            self.notify("mcpServer/startupStatus/updated", starting);
             let conn = target(&settings, &self.env).and_then(|t| McpConnection::connect(&t, &self.env, &CODEX_CLIENT));
             let (status, error) = match &conn {
                 Ok(_) => ("ready", Value::Null),
                 Err(e) => ("failed", json!(e)),
             };
             self.rec.record(&json!({"event": "mcp_startup", "server": name, "status": status, "error": error}));
-            self.notify("mcpServer/startupStatus/updated", json!({"threadId": thread_id, "name": name, "status": status, "error": error}));
+            let done = self.startup_status(&thread_id, &name, status, error);
+            self.notify("mcpServer/startupStatus/updated", done);
             if let Some(t) = self.thread.as_mut() {
                 t.servers.insert(name, conn);
             }
@@ -313,13 +435,20 @@ impl Server {
         let mut state = self.load_state();
         let index = state.next_turn;
         state.next_turn += 1;
+        if !state.rollouts.contains(&thread_id) {
+            state.rollouts.push(thread_id.clone());
+        }
         self.save_state(&state);
         let turn_id = format!("turn-{index}");
         self.rec.record(&json!({"event": "turn", "index": index, "turn_id": turn_id, "input": params.get("input")}));
-        self.respond(id, Ok(json!({"turn": {"id": turn_id, "items": [], "status": "inProgress", "error": null}})));
+        let pending = self.turn_object(&turn_id, json!([]), "inProgress", [Value::Null, Value::Null, Value::Null]);
+        self.respond(id, Ok(json!({"turn": pending})));
         let ctx = json!({"threadId": thread_id, "turnId": turn_id});
+        let started = Instant::now();
+        let started_at = json!(now_ms() / 1000);
         self.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
-        self.notify("turn/started", json!({"threadId": thread_id, "turn": {"id": turn_id, "items": [], "status": "inProgress"}}));
+        let running = self.turn_object(&turn_id, json!([]), "inProgress", [started_at.clone(), Value::Null, Value::Null]);
+        self.notify("turn/started", json!({"threadId": thread_id, "turn": running}));
         let actions = self.script.turns.get(index).map(|t| t.actions.clone()).unwrap_or_default();
         for action in actions {
             if self.closed {
@@ -329,27 +458,31 @@ impl Server {
                 Action::ToolCall { step, server, tool, arguments } => self.tool_call(&ctx, step, &server, &tool, &arguments),
                 Action::Request { step, request, server } => self.provider_request(&ctx, step, request, server.as_deref()),
                 Action::Raw { step, method, params } => {
-                    let reply = self.ask(&method, params);
+                    let reply = self.ask_marked(&method, params, true);
                     self.record_answer(step, &method, &reply, classify_raw(&reply));
                 }
             }
         }
-        let msg = json!({"type": "agentMessage", "id": format!("msg-{turn_id}"), "text": "Done."});
-        self.notify("item/started", json!({"item": msg, "threadId": thread_id, "turnId": turn_id}));
-        self.notify("item/completed", json!({"item": msg, "threadId": thread_id, "turnId": turn_id}));
+        let msg = self.agent_message(format!("msg-{turn_id}"), "Done.");
+        let msg_started = now_ms();
+        self.item_started(&ctx, msg.clone(), msg_started);
+        let msg = self.item_completed(&ctx, msg, msg_started);
         self.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "idle"}}));
-        self.notify(
-            "turn/completed",
-            json!({"threadId": thread_id, "turn": {"id": turn_id, "items": [msg], "status": "completed", "error": null}}),
-        );
+        let times = [started_at, json!(now_ms() / 1000), json!(started.elapsed().as_millis() as u64)];
+        let done = self.turn_object(&turn_id, json!([msg]), "completed", times);
+        self.notify("turn/completed", json!({"threadId": thread_id, "turn": done}));
     }
 
     /// Sends a server request and waits for its reply, deferring any other
     /// client message until after. None when the client never answers.
     fn ask(&mut self, method: &str, params: Value) -> Option<Reply> {
+        self.ask_marked(method, params, false)
+    }
+
+    fn ask_marked(&mut self, method: &str, params: Value, raw: bool) -> Option<Reply> {
         let id = self.next_request_id;
         self.next_request_id += 1;
-        self.send(json!({"method": method, "id": id, "params": params}));
+        self.send_marked(json!({"method": method, "id": id, "params": params}), raw);
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         let mut held = Vec::new();
         let reply = loop {
@@ -410,7 +543,7 @@ impl Server {
 
     fn tool_call(&mut self, ctx: &Value, step: usize, server: &str, tool: &str, arguments: &Value) {
         let call_id = format!("call_{step}");
-        let (thread_id, turn_id) = (ctx["threadId"].clone(), ctx["turnId"].clone());
+        let thread_id = ctx["threadId"].clone();
         // The model only sees tools of servers that started; anything else is
         // an unsupported call that never becomes an MCP item.
         let known = self.thread.as_ref().and_then(|t| match t.servers.get(server) {
@@ -422,11 +555,24 @@ impl Server {
             self.rec.record(&json!({"event": "outcome", "step": step, "prompted": false, "item_status": null, "model_saw": text, "server": server, "tool": tool}));
             return;
         };
-        let item = |status: &str, result: Value, error: Value| {
-            json!({"type": "mcpToolCall", "id": call_id, "server": server, "tool": tool, "status": status,
-                   "arguments": arguments, "result": result, "error": error})
+        let read_only = annotations.as_ref().and_then(|a| a.get("readOnlyHint")).cloned().unwrap_or(Value::Null);
+        let (since_147, since_171) = (self.since(147, 0), self.since(171, 0));
+        let item = |status: &str, result: Value, error: Value, duration: Value| {
+            let mut it = json!({"type": "mcpToolCall", "id": call_id, "server": server, "tool": tool, "status": status,
+                   "arguments": arguments, "appContext": null, "pluginId": null, "result": result, "error": error,
+                   "durationMs": duration});
+            if since_147 {
+                it["readOnlyHint"] = read_only.clone();
+            }
+            if since_171 {
+                it["environmentId"] = Value::Null;
+                it["mcpAppUi"] = Value::Null;
+            }
+            it
         };
-        self.notify("item/started", json!({"item": item("inProgress", Value::Null, Value::Null), "threadId": thread_id, "turnId": turn_id}));
+        let started = Instant::now();
+        let started_ms = now_ms();
+        self.item_started(ctx, item("inProgress", Value::Null, Value::Null, Value::Null), started_ms);
         let thread = self.thread.as_ref().expect("checked above");
         let mode = thread.settings.mcp_servers.get(server).map(|s| s.mode_for(tool)).unwrap_or(super::config::ApprovalMode::Auto);
         let session_ok = thread.approved_for_session.contains(&(server.to_string(), tool.to_string()));
@@ -461,10 +607,12 @@ impl Server {
             Outcome::Failed(_) => self.last_raw_result.take().unwrap_or(Value::Null),
         };
         let (status, result, error) = match &outcome {
-            Outcome::Completed(r) => ("completed", r.clone(), Value::Null),
+            // The item carries the result's content, structuredContent and _meta only.
+            Outcome::Completed(r) => ("completed", item_result(r), Value::Null),
             Outcome::Failed(e) => ("failed", Value::Null, json!({"message": e})),
         };
-        self.notify("item/completed", json!({"item": item(status, result, error), "threadId": thread_id, "turnId": turn_id}));
+        let duration = json!(started.elapsed().as_millis() as u64);
+        self.item_completed(ctx, item(status, result, error, duration), started_ms);
         let model_saw = self.model_output(&outcome);
         self.rec.record(&json!({
             "event": "outcome", "step": step, "server": server, "tool": tool, "call_id": call_id,
@@ -564,7 +712,9 @@ impl Server {
     fn model_output(&self, outcome: &Outcome) -> Value {
         let header = "Wall time: 0.0010 seconds\nOutput:";
         let (text_parts, raw_blocks): (Vec<String>, Value) = match outcome {
-            Outcome::Failed(e) => (vec![e.clone()], json!(e)),
+            // Failures reach the model as a text block too (up to 0.150.x
+            // that block is shown as JSON, as a result would be).
+            Outcome::Failed(e) => (vec![e.clone()], json!([{"type": "text", "text": e}])),
             Outcome::Completed(r) => {
                 let blocks = r.get("content").cloned().unwrap_or(json!([]));
                 let texts = blocks
@@ -581,6 +731,7 @@ impl Server {
         } else {
             let body = match raw_blocks {
                 Value::String(s) => s,
+                Value::Array(blocks) => format!("[{}]", blocks.iter().map(block_json).collect::<Vec<_>>().join(",")),
                 other => other.to_string(),
             };
             json!(format!("{header}\n{body}"))
@@ -612,14 +763,35 @@ fn target(s: &super::config::ServerSettings, env: &BTreeMap<String, String>) -> 
 struct State {
     next_turn: usize,
     threads: Vec<String>,
+    /// Threads that had a turn, so have a rollout to resume from.
+    #[serde(default)]
+    rollouts: Vec<String>,
 }
 
-fn sandbox_type(mode: &str) -> &'static str {
+/// A content block as the real CLI serializes it: Rust field order, `type`
+/// first, not serde_json's sorted keys.
+fn block_json(block: &Value) -> String {
+    const ORDER: [&str; 10] = ["type", "text", "data", "mimeType", "uri", "name", "description", "resource", "annotations", "_meta"];
+    let Some(map) = block.as_object() else { return block.to_string() };
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort_by_key(|k| (ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()), k.as_str()));
+    let fields: Vec<String> = keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), map[*k])).collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+/// The thread's sandbox policy as thread/start reports it.
+fn sandbox_policy(mode: &str) -> Value {
     match mode {
-        "danger-full-access" => "dangerFullAccess",
-        "workspace-write" => "workspaceWrite",
-        _ => "readOnly",
+        "danger-full-access" => json!({"type": "dangerFullAccess"}),
+        "workspace-write" => json!({"type": "workspaceWrite", "networkAccess": false}),
+        _ => json!({"type": "readOnly", "networkAccess": false}),
     }
+}
+
+/// A tools/call result as an mcpToolCall item shows it.
+fn item_result(r: &Value) -> Value {
+    let field = |k: &str| r.get(k).cloned().unwrap_or(Value::Null);
+    json!({"content": r.get("content").cloned().unwrap_or(json!([])), "structuredContent": field("structuredContent"), "_meta": field("_meta")})
 }
 
 fn now_ms() -> u64 {

@@ -25,6 +25,8 @@ commands:
   explain ID show one scenario: servers, policies, steps and expectations
   mutants    list the broken built-in drivers the suite must fail
   shim       serve a built-in driver over the driver protocol on stdio
+  record     run on the real binaries (like --real) and write each trial's
+             normalized recording under --out DIR (see scripts/record-real.sh)
 
 options:
   --driver reference|mutant:NAME   built-in driver (default: reference)
@@ -35,6 +37,8 @@ options:
   --filter TEXT                    only scenario ids containing TEXT
   --expected-failures FILE         `scenario` or `scenario:check` per line; strict
   --tap FILE | --junit FILE | --matrix FILE   write reports
+  --real                           run on the real provider binaries cached by
+                                   scripts/fetch-provider.sh, against a mock model
   -q, --quiet                      only failures and the summary";
 
 #[derive(Default)]
@@ -52,6 +56,8 @@ struct Options {
     junit: Option<PathBuf>,
     matrix: Option<PathBuf>,
     quiet: bool,
+    real: bool,
+    out: Option<PathBuf>,
 }
 
 fn parse(args: Vec<String>) -> Result<Options, String> {
@@ -60,7 +66,7 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
     if let Some(c) = it.peek() {
         if !c.starts_with('-') {
             o.command = it.next().unwrap_or_default();
-            if !["run", "baseline", "list", "explain", "mutants", "shim"].contains(&o.command.as_str()) {
+            if !["run", "baseline", "list", "explain", "mutants", "shim", "record"].contains(&o.command.as_str()) {
                 return Err(format!("unknown command `{}`", o.command));
             }
             if o.command == "explain" {
@@ -82,6 +88,8 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
             "--junit" => o.junit = Some(PathBuf::from(value("--junit")?)),
             "--matrix" => o.matrix = Some(PathBuf::from(value("--matrix")?)),
             "-q" | "--quiet" => o.quiet = true,
+            "--real" => o.real = true,
+            "--out" => o.out = Some(PathBuf::from(value("--out")?)),
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unexpected argument `{other}`")),
         }
@@ -99,6 +107,7 @@ fn main() -> ExitCode {
         Some("fake-codex") => return exit(fakes::codex::main_with_args(args[1..].to_vec())),
         Some("fake-mcp") => return exit(fakes::mcp::main_with_args(args[1..].to_vec())),
         Some("fake-claude") => return exit(fakes::claude::main_with_args(args[1..].to_vec())),
+        Some("relay") => return exit(fakes::relay::main_with_args(args[1..].to_vec())),
         _ => {}
     }
     let o = match parse(args) {
@@ -170,12 +179,58 @@ fn main() -> ExitCode {
                 None => bad(&format!("no scenario `{id}` (see `conformance list`)")),
             }
         }
+        "record" => record(&o, &selected),
         _ => run(&o, &source, &selected),
     }
 }
 
+/// Runs the reference driver on every cached real binary and writes one
+/// normalized recording per trial: `OUT/<provider>/<version>/<scenario>.json`.
+fn record(o: &Options, scenarios: &[&Scenario]) -> ExitCode {
+    let Some(out) = &o.out else { return bad("record needs --out DIR") };
+    let fakes = match std::env::current_exe() {
+        Ok(exe) => Fakes::multicall(exe).with_cached_real_binaries(),
+        Err(e) => return bad(&format!("cannot find my own executable: {e}")),
+    };
+    if fakes.real.is_empty() {
+        return bad("no real binaries cached: run scripts/fetch-provider.sh codex VERSION first");
+    }
+    let mut failed = 0;
+    for s in scenarios {
+        for v in suite::versions_for(s.provider).into_iter().filter(|v| o.versions.is_empty() || o.versions.contains(v)) {
+            let mut driver = harness::reference::ReferenceDriver::new();
+            let (verdict, summary) = suite::run_summarized(s, v, &mut driver, &fakes);
+            let name = suite::trial_name(s, v);
+            let verdict = match verdict {
+                suite::Verdict::Skip(reason) => {
+                    println!("skip  {name}  ({reason})");
+                    continue;
+                }
+                suite::Verdict::Pass => "pass",
+                suite::Verdict::Fail(m) => {
+                    failed += 1;
+                    m.iter().for_each(|m| println!("      {}", describe(m)));
+                    "fail"
+                }
+            };
+            let dir = out.join(s.provider.as_str()).join(v.to_string());
+            let file = dir.join(format!("{}.json", s.id));
+            let doc = serde_json::json!({"scenario": s.id, "provider": s.provider.as_str(), "version": v.to_string(),
+                                         "driver": "reference", "verdict": verdict, "summary": summary});
+            let written = std::fs::create_dir_all(&dir)
+                .and_then(|_| std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"));
+            if let Err(e) = written {
+                return bad(&format!("{}: {e}", file.display()));
+            }
+            println!("{verdict:5} {name} -> {}", file.display());
+        }
+    }
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
 fn run(o: &Options, source: &DriverSource, scenarios: &[&Scenario]) -> ExitCode {
     let fakes = match std::env::current_exe() {
+        Ok(exe) if o.real => Fakes::multicall(exe).with_cached_real_binaries(),
         Ok(exe) => Fakes::multicall(exe),
         Err(e) => return bad(&format!("cannot find my own executable: {e}")),
     };

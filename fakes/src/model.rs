@@ -1,0 +1,192 @@
+//! A mock model API on loopback for running the REAL provider CLIs: OpenAI
+//! Responses (SSE) for Codex, Anthropic Messages (SSE) for Claude Code. It
+//! plays a script's turns of tool calls, choosing the call ids itself
+//! (`call_<step>`, `toolu_fake_<step>`) so recordings can be matched to
+//! steps, and logs every request body (what the model saw).
+
+use std::io;
+use std::sync::Mutex;
+
+use serde_json::{json, Value};
+
+use crate::codex::script::{Action, Turn};
+use crate::http::{self, Handler, HttpServer, Request, Response, Stopper};
+use crate::wire::Recorder;
+
+pub struct MockModel {
+    server: HttpServer,
+}
+
+impl MockModel {
+    /// Base URL for Codex's `model_providers.<id>.base_url` (`.../v1`).
+    pub fn openai_base(&self) -> String {
+        self.server.url_for("/v1")
+    }
+
+    /// Base URL for ANTHROPIC_BASE_URL.
+    pub fn anthropic_base(&self) -> String {
+        self.server.url_for("")
+    }
+}
+
+struct Model {
+    turns: Vec<Turn>,
+    log: Recorder,
+    /// Codex: index of the turn in progress (a request ending in a user
+    /// message starts the next one).
+    openai_turn: Mutex<Option<usize>>,
+}
+
+/// Starts the mock; `turns` are the scenario's turns (only tool calls matter).
+pub fn start(turns: Vec<Turn>, log: Recorder) -> io::Result<MockModel> {
+    let model = Model { turns, log, openai_turn: Mutex::new(None) };
+    Ok(MockModel { server: http::serve(model, Stopper::default(), "mock-model")? })
+}
+
+impl Handler for Model {
+    fn handle(&self, req: &Request) -> Response {
+        let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+        let path = req.path().to_string();
+        self.log.record(&json!({"method": req.method, "path": path, "body": body}));
+        if req.method == "GET" && path.ends_with("/models") {
+            return Response::json(200, &json!({"models": [], "data": []}));
+        }
+        if req.method != "POST" {
+            return Response::empty(404);
+        }
+        if path.ends_with("/responses") {
+            sse(self.openai(&body))
+        } else if path.ends_with("/messages/count_tokens") {
+            Response::json(200, &json!({"input_tokens": 1}))
+        } else if path.ends_with("/messages") {
+            sse(self.anthropic(&body))
+        } else {
+            Response::empty(404)
+        }
+    }
+}
+
+fn calls(turn: Option<&Turn>) -> Vec<(usize, String, String, Value)> {
+    turn.map(|t| {
+        t.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::ToolCall { step, server, tool, arguments } => Some((*step, server.clone(), tool.clone(), arguments.clone())),
+                _ => None,
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+fn sse(events: Vec<(String, Value)>) -> Response {
+    let mut body = String::new();
+    for (name, data) in events {
+        body.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    }
+    Response { status: 200, headers: vec![("content-type", "text/event-stream".into())], body: body.into_bytes() }
+}
+
+impl Model {
+    fn openai(&self, body: &Value) -> Vec<(String, Value)> {
+        let input = body["input"].as_array().cloned().unwrap_or_default();
+        let last_user = input.iter().rposition(|i| i["type"] == "message" && i["role"] == "user");
+        let turn = {
+            let mut t = self.openai_turn.lock().unwrap_or_else(|e| e.into_inner());
+            if last_user.is_some() && last_user == input.len().checked_sub(1) {
+                *t = Some(t.map_or(0, |n| n + 1));
+            }
+            t.unwrap_or(0)
+        };
+        let done = input[last_user.map_or(0, |i| i + 1)..].iter().filter(|i| i["type"] == "function_call_output").count();
+        let calls = calls(self.turns.get(turn));
+        let id = format!("resp_{turn}_{done}");
+        let item = match calls.get(done) {
+            Some((step, server, tool, arguments)) => {
+                let (namespace, name) = resolve_openai_tool(&body["tools"], server, tool);
+                let mut item = json!({"type": "function_call", "call_id": format!("call_{step}"), "name": name,
+                                      "arguments": arguments.to_string()});
+                if let Some(ns) = namespace {
+                    item["namespace"] = json!(ns);
+                }
+                item
+            }
+            None => json!({"type": "message", "role": "assistant", "id": format!("msg_{id}"),
+                           "content": [{"type": "output_text", "text": "Done."}]}),
+        };
+        let usage = json!({"input_tokens": 0, "input_tokens_details": null, "output_tokens": 0,
+                           "output_tokens_details": null, "total_tokens": 0});
+        vec![
+            ("response.created".into(), json!({"type": "response.created", "response": {"id": id}})),
+            ("response.output_item.done".into(), json!({"type": "response.output_item.done", "item": item})),
+            ("response.completed".into(), json!({"type": "response.completed", "response": {"id": id, "usage": usage}})),
+        ]
+    }
+
+    fn anthropic(&self, body: &Value) -> Vec<(String, Value)> {
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let is_prompt = |m: &Value| {
+            m["role"] == "user"
+                && !m["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+        };
+        let prompts = messages.iter().filter(|m| is_prompt(m)).count();
+        let last_prompt = messages.iter().rposition(|m| is_prompt(m)).map_or(0, |i| i + 1);
+        let done = messages[last_prompt..]
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "tool_use")
+            .count();
+        let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let calls = if has_tools { calls(self.turns.get(prompts.saturating_sub(1))) } else { Vec::new() };
+        let (block, stop) = match calls.get(done) {
+            Some((step, server, tool, arguments)) => (
+                json!({"type": "tool_use", "id": format!("toolu_fake_{step}"), "name": format!("mcp__{server}__{tool}"), "input": arguments}),
+                "tool_use",
+            ),
+            // Side requests (titles, probes) and the end of a turn.
+            None => (json!({"type": "text", "text": if has_tools { "Done." } else { "OK" }}), "end_turn"),
+        };
+        let usage = json!({"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
+        let model = body["model"].as_str().unwrap_or("claude-mock");
+        let start = match block["type"].as_str() {
+            Some("tool_use") => json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+            _ => json!({"type": "text", "text": ""}),
+        };
+        let delta = match block["type"].as_str() {
+            Some("tool_use") => json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            _ => json!({"type": "text_delta", "text": block["text"]}),
+        };
+        vec![
+            ("message_start".into(), json!({"type": "message_start", "message": {"id": format!("msg_mock_{prompts}_{done}"), "type": "message",
+                "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage}})),
+            ("content_block_start".into(), json!({"type": "content_block_start", "index": 0, "content_block": start})),
+            ("content_block_delta".into(), json!({"type": "content_block_delta", "index": 0, "delta": delta})),
+            ("content_block_stop".into(), json!({"type": "content_block_stop", "index": 0})),
+            ("message_delta".into(), json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 1}})),
+            ("message_stop".into(), json!({"type": "message_stop"})),
+        ]
+    }
+}
+
+/// How Codex exposed `server`'s `tool`: a namespace `mcp__<server>` holding
+/// the function, or a flat function; unknown tools are called flat anyway
+/// (the provider then reports an unsupported call, as it would).
+fn resolve_openai_tool(tools: &Value, server: &str, tool: &str) -> (Option<String>, String) {
+    let flat = [format!("mcp__{server}__{tool}"), format!("{server}__{tool}")];
+    let tools = tools.as_array().cloned().unwrap_or_default();
+    for t in &tools {
+        if t["type"] == "function" && flat.iter().any(|f| t["name"] == json!(f)) {
+            return (None, t["name"].as_str().unwrap_or("").to_string());
+        }
+    }
+    for t in &tools {
+        let ns = t["name"].as_str().unwrap_or("");
+        if t["type"] == "namespace" && ns.trim_end_matches('_') == format!("mcp__{server}") {
+            if let Some(sub) = t["tools"].as_array().and_then(|s| s.iter().find(|s| s["name"] == json!(tool))) {
+                return (Some(ns.to_string()), sub["name"].as_str().unwrap_or(tool).to_string());
+            }
+        }
+    }
+    (None, format!("mcp__{server}__{tool}"))
+}

@@ -1,0 +1,74 @@
+//! `relay --log FILE -- PROGRAM ARGS...`: runs a real provider CLI between
+//! the driver and itself, passing stdin and stdout through line by line and
+//! recording every line, so a real run leaves the same kind of transcript
+//! the fakes write.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::wire::Recorder;
+
+pub fn main_with_args(args: Vec<String>) -> i32 {
+    let mut log = None;
+    let mut it = args.into_iter();
+    let mut rest = Vec::new();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--log" => log = it.next().map(PathBuf::from),
+            "--" => {
+                rest = it.collect();
+                break;
+            }
+            other => {
+                eprintln!("relay: unexpected argument `{other}`");
+                return 2;
+            }
+        }
+    }
+    let (Some(log), Some((program, program_args))) = (log, rest.split_first()) else {
+        eprintln!("usage: relay --log FILE -- PROGRAM ARGS...");
+        return 2;
+    };
+    let rec = match Recorder::open(&log) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("relay: {}: {e}", log.display());
+            return 2;
+        }
+    };
+    let mut child = match Command::new(program).args(program_args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("relay: cannot start {program}: {e}");
+            return 127;
+        }
+    };
+    rec.record(&json!({"event": "launch", "pid": child.id(), "relay_pid": std::process::id(), "argv": program_args}));
+    let (Some(mut to_child), Some(from_child)) = (child.stdin.take(), child.stdout.take()) else { return 1 };
+    let rec_in = rec.clone();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            rec_in.record(&json!({"dir": "c2s", "msg": parse(&line)}));
+            if writeln!(to_child, "{line}").and_then(|_| to_child.flush()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut out = std::io::stdout().lock();
+    for line in BufReader::new(from_child).lines().map_while(Result::ok) {
+        rec.record(&json!({"dir": "s2c", "msg": parse(&line)}));
+        if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+            break;
+        }
+    }
+    let code = child.wait().ok().and_then(|s| s.code()).unwrap_or(1);
+    rec.record(&json!({"event": "exit", "code": code}));
+    code
+}
+
+fn parse(line: &str) -> Value {
+    serde_json::from_str(line).unwrap_or_else(|_| json!({"_text": line}))
+}

@@ -1,0 +1,131 @@
+//! Running scenarios on the REAL provider binaries: where they are cached,
+//! the wrapper that points them at the mock model API and records the wire,
+//! and the outcome records derived from a real run so the judge can read it
+//! exactly like a fake's transcript.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fakes::version::Version;
+use fakes::wire::read_jsonl;
+use serde_json::{json, Value};
+
+use crate::run::FakeCommand;
+use crate::scenario::{Provider, Scenario, Step};
+
+/// `${XDG_CACHE_HOME:-~/.cache}/approval-conformance`, where
+/// `scripts/fetch-provider.sh` unpacks real binaries.
+pub fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("approval-conformance"))
+}
+
+/// The cached real binary for a provider version, if fetched.
+pub fn cached_binary(provider: Provider, version: Version) -> Option<PathBuf> {
+    let dir = cache_dir()?;
+    let path = match provider {
+        Provider::Codex => dir.join(format!("codex/{version}/package/vendor/x86_64-unknown-linux-musl/bin/codex")),
+        Provider::Claude => dir.join(format!("claude/{version}/node_modules/@anthropic-ai/claude-code-linux-x64/claude")),
+        _ => return None,
+    };
+    path.is_file().then_some(path)
+}
+
+/// Why a scenario cannot run on a real provider, if it cannot.
+pub fn unsupported(scenario: &Scenario) -> Option<String> {
+    if scenario.provider != Provider::Codex {
+        return Some("real runs cover codex so far".into());
+    }
+    if scenario.steps.iter().any(|s| matches!(s, Step::Request { .. } | Step::RawRequest { .. })) {
+        return Some("needs the fake: a real provider cannot be scripted to send this request".into());
+    }
+    None
+}
+
+/// The wrapper at the binary path the driver is given: real Codex, pointed
+/// at the mock model with `-c` (the driver owns config.toml), behind the
+/// recording relay.
+pub fn write_codex_wrapper(path: &Path, relay: &FakeCommand, transcript: &Path, codex: &Path, model_base: &str) -> std::io::Result<()> {
+    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let provider = format!(
+        "model_providers.mock={{name=\"mock\",base_url=\"{model_base}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}"
+    );
+    let mut line = vec![q(&relay.program.display().to_string())];
+    line.extend(relay.prefix.iter().map(|a| q(a)));
+    line.extend([q("--log"), q(&transcript.display().to_string()), q("--"), q(&codex.display().to_string())]);
+    for c in ["model_provider=\"mock\"", "model=\"mock-model\"", &provider] {
+        line.push(q("-c"));
+        line.push(q(c));
+    }
+    let script = format!("#!/bin/sh\nexport MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\nexec {} \"$@\"\n", line.join(" "));
+    std::fs::write(path, script)?;
+    crate::run::make_executable(path)
+}
+
+/// Appends, to a real run's transcript, one outcome record per tool call
+/// step, in the fakes' format, from the recorded wire, the model log and
+/// the MCP servers' recordings.
+pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
+    let wire = read_jsonl(transcript).unwrap_or_default();
+    let model = read_jsonl(&dir.join("model.jsonl")).unwrap_or_default();
+    // What the model got back, by call id.
+    let mut outputs: BTreeMap<String, Value> = BTreeMap::new();
+    for req in &model {
+        for item in req["body"]["input"].as_array().into_iter().flatten() {
+            if item["type"] == "function_call_output" {
+                outputs.insert(item["call_id"].as_str().unwrap_or("").to_string(), item["output"].clone());
+            }
+        }
+    }
+    let rec = fakes::wire::Recorder::open(transcript).ok();
+    let mut threads = Vec::new();
+    for e in wire.iter().filter(|e| e["dir"] == "c2s") {
+        let m = &e["msg"]["method"];
+        if m == "thread/start" || m == "thread/resume" {
+            threads.push(json!({"event": "thread", "approvalPolicy": e["msg"]["params"]["approvalPolicy"].clone(), "derived": true}));
+        }
+    }
+    let mut outcomes = Vec::new();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let Step::ToolCall { server, tool, .. } = step else { continue };
+        let call_id = format!("call_{i}");
+        let started = wire.iter().position(|e| e["msg"]["method"] == "item/started" && e["msg"]["params"]["item"]["id"] == json!(call_id));
+        let completed = wire.iter().position(|e| e["msg"]["method"] == "item/completed" && e["msg"]["params"]["item"]["id"] == json!(call_id));
+        let item = completed.map(|c| wire[c]["msg"]["params"]["item"].clone());
+        // The approval prompt for this call comes between its item's start and end.
+        let prompt = match (started, completed) {
+            (Some(s), Some(c)) => wire[s..c].iter().find(|e| e["dir"] == "s2c" && e["msg"]["method"] == "mcpServer/elicitation/request"),
+            _ => None,
+        };
+        let reply = prompt.and_then(|p| {
+            let id = &p["msg"]["id"];
+            wire.iter().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == *id && e["msg"].get("method").is_none())
+        });
+        let answer = reply.map(|r| classify_elicitation_reply(&r["msg"]));
+        let persist = reply.and_then(|r| r["msg"].pointer("/result/_meta/persist").cloned()).unwrap_or(Value::Null);
+        outcomes.push(json!({
+            "event": "outcome", "derived": true, "step": i, "server": server.trim(), "tool": tool.trim(), "call_id": call_id,
+            "prompted": prompt.is_some(), "answer": answer, "persist": persist,
+            "item_status": item.as_ref().map(|it| it["status"].clone()).unwrap_or(Value::Null),
+            "model_saw": outputs.get(&call_id).cloned().unwrap_or(Value::Null),
+            "mcp_result": item.as_ref().map(|it| it["result"].clone()).unwrap_or(Value::Null),
+        }));
+    }
+    if let Some(rec) = rec {
+        threads.iter().chain(outcomes.iter()).for_each(|e| rec.record(e));
+    }
+}
+
+fn classify_elicitation_reply(msg: &Value) -> &'static str {
+    if msg.get("error").is_some() {
+        return "error";
+    }
+    match msg.pointer("/result/action").and_then(Value::as_str) {
+        Some("accept") => "accept",
+        Some("decline") => "decline",
+        Some("cancel") => "cancel",
+        _ => "malformed",
+    }
+}
