@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Re-records the real-provider transcripts the fidelity test compares the
-# fakes with: fetches each Codex version (cached), runs every scenario that a
-# real CLI can play with the reference driver, and writes normalized
-# recordings to recordings/. Usage: scripts/record-real.sh [VERSION...]
-# (default: every measured version). Review `git diff recordings/` after.
+# Re-records the real-provider runs the fidelity test compares the fakes
+# with: fetches each version (cached), runs every scenario a real CLI can
+# play with the reference driver, and writes normalized recordings to
+# recordings/. Review `git diff recordings/` afterwards.
+# Usage: scripts/record-real.sh                 every measured version
+#        scripts/record-real.sh codex 0.171.0    one provider version
 set -euo pipefail
 cd "$(dirname "$0")/.."
-versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(0.146.0 0.147.0 0.148.0 0.153.4 0.171.0)
-scripts/fetch-provider.sh codex "${versions[@]}"
+if [ $# -ge 2 ]; then
+  declare -A versions=(["$1"]="${*:2}")
+else
+  declare -A versions=([codex]="0.146.0 0.147.0 0.148.0 0.153.4 0.171.0" [claude]="2.1.266 2.1.332")
+fi
 cargo build -q -p harness --bin conformance
-args=()
-for v in "${versions[@]}"; do args+=(--version "$v"); done
-target/debug/conformance record --provider codex --out recordings "${args[@]}"
+for provider in "${!versions[@]}"; do
+  read -ra vs <<<"${versions[$provider]}"
+  scripts/fetch-provider.sh "$provider" "${vs[@]}"
+  args=()
+  for v in "${vs[@]}"; do args+=(--version "$v"); done
+  target/debug/conformance record --provider "$provider" --out recordings "${args[@]}"
+done

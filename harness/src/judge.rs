@@ -65,6 +65,8 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         }
         let outcome = o.outcome.as_ref();
         let field = |k: &str| outcome.and_then(|v| v.get(k)).cloned().unwrap_or(Value::Null);
+        // A real run may leave a fact unobservable (null in a derived outcome).
+        let unknown = |k: &str| outcome.is_some_and(|o| o["derived"] == true && o[k].is_null());
         let mut check = |name: &str, expected: Option<String>, actual: String| {
             if let Some(e) = expected {
                 if e != actual {
@@ -75,18 +77,25 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         match step {
             Step::ToolCall { expect, .. } => {
                 let made = outcome.is_some();
-                check("prompted", expect.prompted.map(|b| b.to_string()), if made { (field("prompted") == true).to_string() } else { "no call made".into() });
+                if !unknown("prompted") {
+                    check("prompted", expect.prompted.map(|b| b.to_string()), if made { (field("prompted") == true).to_string() } else { "no call made".into() });
+                }
                 check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host_asked.to_string());
-                check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
+                if !unknown("answer") {
+                    check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
+                }
                 check("persisted", expect.persisted.map(|b| b.to_string()), (!field("persist").is_null()).to_string());
                 check("server_calls", expect.server_calls.map(|n| n.to_string()), o.server_calls.to_string());
                 check("item", expect.item.clone(), text_or(field("item_status"), "none"));
                 check("model_saw", expect.model_saw.clone(), model_saw(&field("model_saw"), &field("answer"), made));
                 let blocks = field("mcp_result")["content"].as_array().cloned().unwrap_or_default();
+                let unknown_blocks = unknown("mcp_result");
                 let texts: Vec<String> = blocks.iter().map(|b| b["text"].as_str().unwrap_or("<non-text block>").to_string()).collect();
-                check("blocks", expect.blocks.as_ref().map(|b| format!("{b:?}")), format!("{texts:?}"));
-                let annotated = blocks.iter().any(|b| b.get("annotations").is_some());
-                check("annotated", expect.annotated.map(|b| b.to_string()), annotated.to_string());
+                if !unknown_blocks {
+                    check("blocks", expect.blocks.as_ref().map(|b| format!("{b:?}")), format!("{texts:?}"));
+                    let annotated = blocks.iter().any(|b| b.get("annotations").is_some());
+                    check("annotated", expect.annotated.map(|b| b.to_string()), annotated.to_string());
+                }
                 check("driver_recorded", expect.driver_recorded.map(|b| b.to_string()), o.driver_recorded.to_string());
             }
             Step::Request { expect, .. } | Step::RawRequest { expect, .. } => {

@@ -35,8 +35,8 @@ pub fn cached_binary(provider: Provider, version: Version) -> Option<PathBuf> {
 
 /// Why a scenario cannot run on a real provider, if it cannot.
 pub fn unsupported(scenario: &Scenario) -> Option<String> {
-    if scenario.provider != Provider::Codex {
-        return Some("real runs cover codex so far".into());
+    if !matches!(scenario.provider, Provider::Codex | Provider::Claude) {
+        return Some(format!("no real {} to run", scenario.provider.as_str()));
     }
     if scenario.steps.iter().any(|s| matches!(s, Step::Request { .. } | Step::RawRequest { .. })) {
         return Some("needs the fake: a real provider cannot be scripted to send this request".into());
@@ -62,6 +62,85 @@ pub fn write_codex_wrapper(path: &Path, relay: &FakeCommand, transcript: &Path, 
     let script = format!("#!/bin/sh\nexport MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\nexec {} \"$@\"\n", line.join(" "));
     std::fs::write(path, script)?;
     crate::run::make_executable(path)
+}
+
+/// The wrapper for real Claude Code: the mock model by environment, an
+/// isolated HOME, MCP tools inlined (no tool search), behind the relay.
+pub fn write_claude_wrapper(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &Path, model_base: &str, home: &Path) -> std::io::Result<()> {
+    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mut line = vec![q(&relay.program.display().to_string())];
+    line.extend(relay.prefix.iter().map(|a| q(a)));
+    line.extend([q("--log"), q(&transcript.display().to_string()), q("--"), q(&claude.display().to_string())]);
+    let script = format!(
+        "#!/bin/sh\nexport ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=sk-ant-mock HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false\nexec {} \"$@\"\n",
+        q(model_base),
+        q(&home.display().to_string()),
+        line.join(" ")
+    );
+    std::fs::create_dir_all(home)?;
+    std::fs::write(path, script)?;
+    crate::run::make_executable(path)
+}
+
+/// Claude Code's stream-json, relayed: one outcome per tool call step. What
+/// the permission prompt tool decided shows in `tool_result_meta` from
+/// 2.1.332 on; before that `prompted` is unknown (null) and not judged.
+pub fn derive_claude_outcomes(scenario: &Scenario, transcript: &Path, recordings: &BTreeMap<String, PathBuf>) {
+    let wire = read_jsonl(transcript).unwrap_or_default();
+    let out: Vec<&Value> = wire.iter().filter(|e| e["dir"] == "s2c").map(|e| &e["msg"]).collect();
+    let calls: Vec<(String, Value)> = recordings
+        .iter()
+        .flat_map(|(server, path)| {
+            read_jsonl(path).unwrap_or_default().into_iter().filter(|e| e["event"] == "tools/call").map(move |e| (server.clone(), e))
+        })
+        .collect();
+    let Ok(rec) = fakes::wire::Recorder::open(transcript) else { return };
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let Step::ToolCall { server, tool, .. } = step else { continue };
+        let id = format!("toolu_fake_{i}");
+        let user = out.iter().find(|m| {
+            m["type"] == "user" && m["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["tool_use_id"] == json!(id)))
+        });
+        let block = user.and_then(|m| m["message"]["content"].as_array()?.iter().find(|b| b["tool_use_id"] == json!(id)).cloned());
+        let meta = user.and_then(|m| m["tool_result_meta"].as_array()?.iter().find(|t| t["id"] == json!(id)).cloned());
+        let source = meta.as_ref().and_then(|m| m.pointer("/permission_decision/source").and_then(Value::as_str).map(String::from));
+        let prompted = source.as_ref().map(|s| json!(s != "config")).unwrap_or(Value::Null);
+        // The prompt tool's verdict, when it was asked: accept -> allow.
+        let decision = meta.as_ref().and_then(|m| m.pointer("/permission_decision/decision").and_then(Value::as_str).map(String::from));
+        let mut answer = match (prompted.as_bool(), decision.as_deref()) {
+            (Some(true), Some("accept")) => json!("allow"),
+            (Some(true), Some(_)) => json!("deny"),
+            _ => Value::Null,
+        };
+        let mut prompted = prompted;
+        // Before 2.1.332 only a call that did not run is marked: unless the
+        // CLI's own denial or removal text shows, the prompt tool refused it.
+        let not_run = meta.as_ref().is_some_and(|m| m["non_execution_kind"].is_string());
+        if decision.is_none() && not_run {
+            let text = block.as_ref().map(|b| b["content"].to_string()).unwrap_or_default();
+            let by_cli = text.contains("haven't granted") || text.contains("No such tool available");
+            prompted = json!(!by_cli);
+            answer = if by_cli { Value::Null } else { json!("deny") };
+        }
+        // The host's own tools run in the driver, not on a recorded server.
+        let bridged = scenario.bridge.as_ref().is_some_and(|b| b.server.trim() == server.trim());
+        let ran = bridged && block.is_some()
+            || calls.iter().any(|(s, e)| s == server.trim() && e["tool"] == json!(tool.trim()) && e["meta"]["claudecode/toolUseId"] == json!(id));
+        let failed = block.as_ref().is_some_and(|b| b["is_error"] == json!(true));
+        let denied = meta.as_ref().is_some_and(|m| m["non_execution_kind"].is_string());
+        let status = match (ran && !denied, failed) {
+            (false, _) => "none",
+            (true, true) => "failed",
+            (true, false) => "completed",
+        };
+        rec.record(&json!({
+            "event": "outcome", "derived": true, "step": i, "server": server.trim(), "tool": tool.trim(), "call_id": id,
+            "prompted": prompted, "answer": answer, "persist": Value::Null, "item_status": status,
+            "model_saw": block.as_ref().map(|b| b["content"].clone()).unwrap_or(Value::Null),
+            "mcp_result": Value::Null,
+        }));
+    }
 }
 
 /// Appends, to a real run's transcript, one outcome record per tool call

@@ -63,9 +63,11 @@ impl Fakes {
     /// Runs on the real binaries cached for every measured version (see
     /// scripts/fetch-provider.sh) instead of the fakes.
     pub fn with_cached_real_binaries(mut self) -> Fakes {
-        for v in crate::suite::versions_for(Provider::Codex) {
-            if let Some(bin) = crate::real::cached_binary(Provider::Codex, v) {
-                self.real.insert(format!("codex-{v}"), bin);
+        for provider in [Provider::Codex, Provider::Claude] {
+            for v in crate::suite::versions_for(provider) {
+                if let Some(bin) = crate::real::cached_binary(provider, v) {
+                    self.real.insert(format!("{}-{v}", provider.as_str()), bin);
+                }
             }
         }
         self.real_only = true;
@@ -301,7 +303,10 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
     let secrets = setup.all_secrets(&host.secrets);
     drop(setup.http);
     if setup.model.take().is_some() {
-        crate::real::derive_outcomes(scenario, dir, &dir.join(TRANSCRIPT));
+        match scenario.provider {
+            Provider::Claude => crate::real::derive_claude_outcomes(scenario, &dir.join(TRANSCRIPT), &setup.recordings),
+            _ => crate::real::derive_outcomes(scenario, dir, &dir.join(TRANSCRIPT)),
+        }
     }
     for (i, a) in asked.into_iter().enumerate() {
         obs.steps[i].host_asked = a;
@@ -417,6 +422,13 @@ impl Setup {
                 setup.model = Some(model);
             }
             Provider::Codex => write_wrapper(&setup.wrapper, &fakes.codex, &script_path)?,
+            Provider::Claude if real.is_some() => {
+                let model = fakes::model::start(script.turns.clone(), Recorder::open(&dir.join("model.jsonl"))?)?;
+                let claude = real.cloned().unwrap_or_default();
+                let home = dir.join("claude-home");
+                crate::real::write_claude_wrapper(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &claude, &model.anthropic_base(), &home)?;
+                setup.model = Some(model);
+            }
             Provider::Claude => write_wrapper(&setup.wrapper, &fakes.claude, &script_path)?,
             // No fake to simulate: record that the driver launched it at all.
             Provider::Cursor | Provider::Codebuddy => write_launch_recorder(&setup.wrapper, &dir.join(TRANSCRIPT))?,
