@@ -25,6 +25,8 @@ pub trait Host {
     /// Runs one of the host's own tools exposed through the bridge; returns
     /// an MCP CallToolResult.
     fn call_tool(&mut self, tool: &str, arguments: &serde_json::Value) -> serde_json::Value;
+    /// A gateway pause (approval interrupt, OAuth consent) and its answer.
+    fn interrupt(&mut self, event: &crate::gateway::GatewayEvent) -> crate::gateway::ResumeAnswer;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

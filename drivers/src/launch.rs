@@ -28,6 +28,8 @@ pub struct Launch {
     pub global: GlobalPolicy,
     pub servers: Vec<McpServerSpec>,
     pub bridge: Option<BridgeSpec>,
+    /// A gateway among `servers`, with the host's catalog.
+    pub gateway: Option<crate::gateway::GatewaySpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

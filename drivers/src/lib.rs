@@ -12,6 +12,7 @@ pub mod codex;
 pub mod events;
 pub mod fail_closed;
 pub mod fingerprint;
+pub mod gateway;
 pub mod host;
 pub mod launch;
 pub mod parts;

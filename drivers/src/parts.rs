@@ -34,6 +34,15 @@ pub struct Parts {
     pub claude_auth_header: fn(var: &str, value: &str) -> String,
     /// Claude Code: the permission prompt tool's verdict for `mcp__S__T`.
     pub claude_permission: fn(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value,
+    /// Codex: the answer to an approval prompt for a gateway tool.
+    pub gateway_respond: fn(
+        &Value,
+        &std::collections::BTreeMap<String, crate::gateway::Binding>,
+        &mut std::collections::BTreeSet<crate::gateway::ConsentKey>,
+        &mut dyn Host,
+    ) -> Value,
+    /// Binds catalog rows to gateway tools.
+    pub gateway_bind: fn(&crate::gateway::GatewaySpec) -> Result<std::collections::BTreeMap<String, crate::gateway::Binding>, crate::host::DriverError>,
     /// What of a host tool's result goes back to the child.
     pub bridge_result: fn(&Value) -> Value,
     /// The child's call id for a bridged call: from `_meta`, else the item
@@ -62,6 +71,8 @@ impl Parts {
             // Claude Code expands ${VAR} itself: the value stays out of argv.
             claude_auth_header: |var, _| format!("Bearer ${{{var}}}"),
             claude_permission: claude::permission,
+            gateway_respond: crate::gateway::respond,
+            gateway_bind: crate::gateway::bind,
             bridge_result: bridge::model_facing,
             bridge_call_id: |meta, announced| {
                 ["callId", "claudecode/toolUseId"]

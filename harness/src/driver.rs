@@ -43,6 +43,58 @@ pub struct Launch {
     pub servers: Vec<ServerSpec>,
     /// The host's own tools, to expose to the child through the driver.
     pub bridge: Option<BridgeSpec>,
+    /// A gateway among `servers`, with the host's catalog.
+    #[serde(default)]
+    pub gateway: Option<GatewaySpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatewaySpec {
+    pub server: String,
+    pub session: String,
+    pub catalog: Vec<CatalogRow>,
+}
+
+/// One row of the host's gateway catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogRow {
+    pub row_id: String,
+    pub target_id: String,
+    pub raw_tool: String,
+    /// `required` or `none`.
+    pub approval: String,
+    pub oauth_provider: Option<String>,
+    pub custom_parameters: BTreeMap<String, String>,
+}
+
+/// What a driver bound a gateway tool to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Binding {
+    pub target_id: String,
+    pub raw_tool: String,
+    pub runtime_id: String,
+    pub catalog_row_id: String,
+    pub approval: String,
+    pub oauth_provider_id: Option<String>,
+    pub custom_parameters_digest: String,
+    pub session: String,
+}
+
+/// A pause the host resumes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum GatewayEvent {
+    ApprovalInterrupt { binding: Binding },
+    OauthRequired { binding: Binding },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResumeAnswer {
+    Approve,
+    Deny,
+    Consented,
+    Declined,
 }
 
 /// Host tools a driver exposes to the child as MCP server `server`.
@@ -109,6 +161,8 @@ pub trait Host {
     fn decide(&mut self, prompt: &Prompt) -> HostAnswer;
     /// Runs a host tool the driver bridged; returns an MCP CallToolResult.
     fn call_tool(&mut self, tool: &str, arguments: &serde_json::Value) -> serde_json::Value;
+    /// A gateway pause: approval interrupt or OAuth consent.
+    fn interrupt(&mut self, event: &GatewayEvent) -> ResumeAnswer;
 }
 
 pub trait Driver {
@@ -138,6 +192,7 @@ pub fn reference_capabilities() -> BTreeSet<String> {
         "http-servers",
         "secret-rotation",
         "bridge",
+        "gateway",
     ]
         .iter()
         .map(|s| s.to_string())

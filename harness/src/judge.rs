@@ -97,6 +97,9 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
                     check("annotated", expect.annotated.map(|b| b.to_string()), annotated.to_string());
                 }
                 check("driver_recorded", expect.driver_recorded.map(|b| b.to_string()), o.driver_recorded.to_string());
+                check("interrupted", expect.interrupted.map(|b| b.to_string()), o.interrupted.to_string());
+                check("oauth_required", expect.oauth_required.map(|b| b.to_string()), o.oauth_required.to_string());
+                check("bound_row", expect.bound_row.clone(), o.bound_row.clone().unwrap_or_else(|| "no binding seen".into()));
             }
             Step::Request { expect, .. } | Step::RawRequest { expect, .. } => {
                 check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
@@ -143,6 +146,7 @@ pub fn describe_step(step: &Step) -> String {
         Step::SetPolicy { server, tool, .. } => format!("set_policy {server}.{tool}"),
         Step::ReorderServers {} => "reorder_servers".into(),
         Step::Fingerprint { label, .. } => format!("fingerprint {label}"),
+        Step::SetCustomParameters { target, .. } => format!("set_custom_parameters {target}"),
     }
 }
 

@@ -91,6 +91,26 @@ impl ReferenceDriver {
             secrets: l.secrets.clone(),
             global: global(&l.global)?,
             servers: self.specs(&l.servers)?,
+            gateway: l.gateway.as_ref().map(|g| drivers::gateway::GatewaySpec {
+                server: g.server.clone(),
+                session: g.session.clone(),
+                catalog: g
+                    .catalog
+                    .iter()
+                    .map(|r| drivers::gateway::CatalogRow {
+                        row_id: r.row_id.clone(),
+                        target_id: r.target_id.clone(),
+                        raw_tool: r.raw_tool.clone(),
+                        approval: if r.approval == "required" {
+                            drivers::gateway::GatewayApproval::Required
+                        } else {
+                            drivers::gateway::GatewayApproval::None
+                        },
+                        oauth_provider: r.oauth_provider.clone(),
+                        custom_parameters: r.custom_parameters.clone(),
+                    })
+                    .collect(),
+            }),
             bridge: l.bridge.as_ref().map(|b| BridgeSpec {
                 server: b.server.clone(),
                 tools: b.tools.iter().map(|t| BridgeTool { name: t.clone(), description: format!("Host tool {t}") }).collect(),
@@ -224,6 +244,30 @@ impl drivers::Host for HostBridge<'_> {
 
     fn call_tool(&mut self, tool: &str, arguments: &Value) -> Value {
         self.0.call_tool(tool, arguments)
+    }
+
+    fn interrupt(&mut self, event: &drivers::gateway::GatewayEvent) -> drivers::gateway::ResumeAnswer {
+        use drivers::gateway::{GatewayApproval, GatewayEvent as E, ResumeAnswer as R};
+        let binding = |b: &drivers::gateway::Binding| driver::Binding {
+            target_id: b.target_id.clone(),
+            raw_tool: b.raw_tool.clone(),
+            runtime_id: b.runtime_id.clone(),
+            catalog_row_id: b.catalog_row_id.clone(),
+            approval: if b.approval == GatewayApproval::Required { "required" } else { "none" }.into(),
+            oauth_provider_id: b.oauth_provider_id.clone(),
+            custom_parameters_digest: b.custom_parameters_digest.clone(),
+            session: b.session.clone(),
+        };
+        let e = match event {
+            E::ApprovalInterrupt(b) => driver::GatewayEvent::ApprovalInterrupt { binding: binding(b) },
+            E::OAuthRequired(b) => driver::GatewayEvent::OauthRequired { binding: binding(b) },
+        };
+        match self.0.interrupt(&e) {
+            driver::ResumeAnswer::Approve => R::Approve,
+            driver::ResumeAnswer::Deny => R::Deny,
+            driver::ResumeAnswer::Consented => R::Consented,
+            driver::ResumeAnswer::Declined => R::Declined,
+        }
     }
 }
 
@@ -521,6 +565,82 @@ pub fn mutants() -> Vec<Mutant> {
             build: || {
                 with_parts("bridge-keyed-by-progress-token", |p| {
                     p.bridge_call_id = |meta, _| meta.get("progressToken").map(|t| t.to_string()).unwrap_or_default()
+                })
+            },
+        },
+        Mutant {
+            name: "gateway-no-interrupt",
+            bug: "runs gateway tools whose catalog row requires approval without an approval interrupt",
+            build: || {
+                with_parts("gateway-no-interrupt", |p| {
+                    p.gateway_respond = |params, bindings, consents, host| {
+                        let relaxed = bindings
+                            .iter()
+                            .map(|(k, b)| (k.clone(), drivers::gateway::Binding { approval: drivers::gateway::GatewayApproval::None, ..b.clone() }))
+                            .collect();
+                        drivers::gateway::respond(params, &relaxed, consents, host)
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "gateway-policy-by-raw-name",
+            bug: "takes a gateway tool's policy from the first catalog row with the same raw tool name, whatever its target",
+            build: || {
+                with_parts("gateway-policy-by-raw-name", |p| {
+                    p.gateway_bind = |spec| {
+                        let mut bindings = drivers::gateway::bind(spec)?;
+                        let first: std::collections::BTreeMap<String, drivers::gateway::GatewayApproval> =
+                            spec.catalog.iter().rev().map(|r| (r.raw_tool.clone(), r.approval)).collect();
+                        for b in bindings.values_mut() {
+                            b.approval = first[&b.raw_tool];
+                        }
+                        Ok(bindings)
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "gateway-skips-oauth",
+            bug: "lets gateway calls through without the OAuth consent their target needs",
+            build: || {
+                with_parts("gateway-skips-oauth", |p| {
+                    p.gateway_respond = |params, bindings, consents, host| {
+                        let no_oauth = bindings
+                            .iter()
+                            .map(|(k, b)| (k.clone(), drivers::gateway::Binding { oauth_provider_id: None, ..b.clone() }))
+                            .collect();
+                        drivers::gateway::respond(params, &no_oauth, consents, host)
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "gateway-consent-ignores-parameters",
+            bug: "keeps OAuth consent across changed customParameters (binding keyed without its digest)",
+            build: || {
+                with_parts("gateway-consent-ignores-parameters", |p| {
+                    p.gateway_bind = |spec| {
+                        let mut bindings = drivers::gateway::bind(spec)?;
+                        bindings.values_mut().for_each(|b| b.custom_parameters_digest = "ignored".into());
+                        Ok(bindings)
+                    }
+                })
+            },
+        },
+        Mutant {
+            name: "gateway-unbound-runs",
+            bug: "lets gateway tools that no catalog row binds run ungoverned",
+            build: || {
+                with_parts("gateway-unbound-runs", |p| {
+                    p.gateway_respond = |params, bindings, consents, host| {
+                        let tool = drivers::codex::respond::approval_tool_name(params).unwrap_or_default();
+                        if bindings.contains_key(&tool) {
+                            drivers::gateway::respond(params, bindings, consents, host)
+                        } else {
+                            json!({"action": "accept", "content": {}})
+                        }
+                    }
                 })
             },
         },

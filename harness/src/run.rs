@@ -11,7 +11,10 @@ use fakes::version::Version;
 use fakes::wire::{read_jsonl, Recorder};
 use serde_json::{json, Value};
 
-use crate::driver::{BridgeSpec, Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, Transport};
+use crate::driver::{
+    BridgeSpec, CatalogRow, Driver, Failure, GatewayEvent, GatewaySpec, Host, HostAnswer, Launch, Prompt, ResumeAnswer, ServerSpec,
+    Transport,
+};
 use crate::scenario::{catalog, toml_to_json, Provider, Scenario, Step, TransportKind};
 
 /// How to start a fake: a program plus leading arguments, so one executable
@@ -113,6 +116,10 @@ pub struct StepObservation {
     pub bridge_calls: u64,
     /// The driver reported a bridged record under this step's call id.
     pub driver_recorded: bool,
+    /// Gateway pauses the driver made for this step, and the row it bound.
+    pub interrupted: bool,
+    pub oauth_required: bool,
+    pub bound_row: Option<String>,
     pub fingerprint: Option<String>,
     /// A driver call made for this step (turn, resume ...) failed.
     pub driver_error: Option<Failure>,
@@ -124,6 +131,10 @@ struct HostLog<'a> {
     turn: Vec<usize>,
     asked: &'a mut Vec<bool>,
     bridge_calls: &'a mut Vec<u64>,
+    /// Per step: (approval interrupt, OAuth pause, bound catalog row).
+    gateway: &'a mut Vec<(bool, bool, Option<String>)>,
+    /// The gateway's token vault, written when the user consents.
+    vault: Option<PathBuf>,
     stray: &'a mut Vec<Prompt>,
 }
 
@@ -151,6 +162,41 @@ impl Host for HostLog<'_> {
                 self.stray.push(prompt.clone());
                 HostAnswer::Decline
             }
+        }
+    }
+
+    fn interrupt(&mut self, event: &GatewayEvent) -> ResumeAnswer {
+        let (binding, oauth) = match event {
+            GatewayEvent::ApprovalInterrupt { binding } => (binding, false),
+            GatewayEvent::OauthRequired { binding } => (binding, true),
+        };
+        let gateway = self.scenario.gateway.as_ref().map(|g| g.server.trim().to_string()).unwrap_or_default();
+        let step = self.turn.iter().copied().find(|&i| {
+            let seen = if oauth { self.gateway[i].1 } else { self.gateway[i].0 };
+            !seen && matches!(&self.scenario.steps[i], Step::ToolCall { server, tool, .. } if server.trim() == gateway && tool.trim() == binding.runtime_id)
+        });
+        let Some(i) = step else {
+            self.stray.push(Prompt::ToolCall { server: gateway, tool: format!("{} ({})", binding.runtime_id, if oauth { "oauth" } else { "approval" }) });
+            return if oauth { ResumeAnswer::Declined } else { ResumeAnswer::Deny };
+        };
+        let entry = &mut self.gateway[i];
+        entry.2 = Some(binding.catalog_row_id.clone());
+        let Step::ToolCall { host, consent, .. } = &self.scenario.steps[i] else { return ResumeAnswer::Deny };
+        if oauth {
+            entry.1 = true;
+            if *consent == Some(crate::scenario::Consent::Grant) {
+                // The user completes the provider's consent: the vault gets a token.
+                if let Some(vault) = &self.vault {
+                    let mut tokens: Value = std::fs::read_to_string(vault).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(json!({}));
+                    tokens[&binding.target_id] = json!(format!("consent-{}-{}", binding.target_id, binding.custom_parameters_digest));
+                    let _ = std::fs::write(vault, tokens.to_string());
+                }
+                return ResumeAnswer::Consented;
+            }
+            ResumeAnswer::Declined
+        } else {
+            entry.0 = true;
+            if *host == Some(HostAnswer::Accept) { ResumeAnswer::Approve } else { ResumeAnswer::Deny }
         }
     }
 
@@ -195,6 +241,7 @@ struct HostState {
     detachable: Vec<ServerSpec>,
     scoped: Vec<String>,
     secrets: BTreeMap<String, String>,
+    gateway: Option<GatewaySpec>,
 }
 
 pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
@@ -212,6 +259,22 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
         detachable: setup.specs.iter().filter(|(attached, _)| !*attached).map(|(_, s)| s.clone()).collect(),
         scoped: Vec::new(),
         secrets: setup.secrets.clone(),
+        gateway: scenario.gateway.as_ref().map(|g| GatewaySpec {
+            server: g.server.clone(),
+            session: g.session.clone(),
+            catalog: g
+                .catalog
+                .iter()
+                .map(|r| CatalogRow {
+                    row_id: r.row.clone(),
+                    target_id: r.target.clone(),
+                    raw_tool: r.tool.clone(),
+                    approval: r.approval.clone(),
+                    oauth_provider: r.oauth_provider.clone(),
+                    custom_parameters: r.custom_parameters.clone(),
+                })
+                .collect(),
+        }),
     };
     let launch = |h: &HostState| Launch {
         provider: scenario.provider.as_str().into(),
@@ -222,9 +285,12 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
         global: scenario.policy.global.clone(),
         servers: h.servers.clone(),
         bridge: scenario.bridge.as_ref().map(|b| BridgeSpec { server: b.server.clone(), tools: b.tools.keys().cloned().collect() }),
+        gateway: h.gateway.clone(),
     };
     let mut asked = vec![false; scenario.steps.len()];
     let mut bridge_calls = vec![0; scenario.steps.len()];
+    let mut gateway_seen = vec![(false, false, None); scenario.steps.len()];
+    let vault = scenario.gateway.as_ref().map(|g| setup.vault_file(&g.server));
     let mut bridged_ids: Vec<String> = Vec::new();
     let mut stray = Vec::new();
     match driver.open(&launch(&host)) {
@@ -246,6 +312,8 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
                         turn: std::mem::take(&mut turn),
                         asked: &mut asked,
                         bridge_calls: &mut bridge_calls,
+                        gateway: &mut gateway_seen,
+                        vault: vault.clone(),
                         stray: &mut stray,
                     };
                     match driver.turn(&format!("turn {turn_number}"), &scoped, &mut log) {
@@ -284,6 +352,12 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
                         host.servers.reverse();
                         Ok(())
                     }
+                    Step::SetCustomParameters { target, custom_parameters } => {
+                        for row in host.gateway.iter_mut().flat_map(|g| g.catalog.iter_mut()).filter(|r| &r.target_id == target) {
+                            row.custom_parameters = custom_parameters.clone();
+                        }
+                        Ok(())
+                    }
                     Step::Fingerprint { .. } => match driver.fingerprint(&host.servers, &scenario.policy.global) {
                         Ok(fp) => {
                             obs.steps[i].fingerprint = Some(fp);
@@ -311,6 +385,10 @@ pub fn run_trial(scenario: &Scenario, version: Version, driver: &mut dyn Driver,
     for (i, a) in asked.into_iter().enumerate() {
         obs.steps[i].host_asked = a;
         obs.steps[i].bridge_calls = bridge_calls[i];
+        let (interrupted, oauth, row) = gateway_seen[i].clone();
+        obs.steps[i].interrupted = interrupted;
+        obs.steps[i].oauth_required = oauth;
+        obs.steps[i].bound_row = row;
     }
     obs.stray_prompts = stray;
     gather(scenario, version, dir, &setup.recordings, &secrets, &mut obs);
@@ -355,7 +433,12 @@ impl Setup {
         };
         for decl in &scenario.servers {
             let name = decl.name.trim().to_string();
-            let tools: Vec<Value> = catalog(decl)
+            let gateway = scenario.gateway.as_ref().filter(|g| g.server.trim() == name);
+            let exposed = match gateway {
+                Some(g) => crate::scenario::gateway_catalog(g),
+                None => catalog(decl),
+            };
+            let tools: Vec<Value> = exposed
                 .into_iter()
                 .map(|(tool, c)| {
                     let mut t = json!({"name": tool});
@@ -368,8 +451,23 @@ impl Setup {
                     t
                 })
                 .collect();
+            // A gateway blocks a target that needs OAuth until the vault has consent.
+            let tools: Vec<Value> = tools
+                .into_iter()
+                .map(|mut t| {
+                    let row = gateway.and_then(|g| g.catalog.iter().find(|r| json!(r.runtime_id()) == t["name"]));
+                    if let Some(r) = row.filter(|r| r.oauth_provider.is_some()) {
+                        t["oauth_target"] = json!(r.target);
+                    }
+                    t
+                })
+                .collect();
             let catalog_path = dir.join(format!("mcp/{name}.json"));
-            std::fs::write(&catalog_path, json!({"server": name, "tools": tools}).to_string())?;
+            let mut doc = json!({"server": name, "tools": tools});
+            if gateway.is_some() {
+                doc["vault"] = json!(setup.vault_file(&name));
+            }
+            std::fs::write(&catalog_path, doc.to_string())?;
             let record = dir.join(format!("mcp/{name}.jsonl"));
             setup.recordings.insert(name.clone(), record.clone());
             let transport = match decl.transport {
@@ -434,6 +532,10 @@ impl Setup {
             Provider::Cursor | Provider::Codebuddy => write_launch_recorder(&setup.wrapper, &dir.join(TRANSCRIPT))?,
         }
         Ok(setup)
+    }
+
+    fn vault_file(&self, server: &str) -> PathBuf {
+        self.dir.join(format!("mcp/{}.vault", server.trim()))
     }
 
     fn token_file(&self, server: &str) -> PathBuf {

@@ -43,6 +43,9 @@ pub struct Scenario {
     /// What the provider must have been told (Codex only).
     #[serde(default)]
     pub provider_saw: ProviderSawExpect,
+    /// An MCP gateway among the servers, and the host's catalog for it.
+    #[serde(default)]
+    pub gateway: Option<GatewayDecl>,
     #[serde(default)]
     pub steps: Vec<Step>,
     #[serde(skip)]
@@ -149,6 +152,43 @@ pub struct BridgeToolDecl {
     pub is_error: bool,
 }
 
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayDecl {
+    /// The declared server that is the gateway.
+    pub server: String,
+    #[serde(default = "default_session")]
+    pub session: String,
+    pub catalog: Vec<CatalogRowDecl>,
+    /// Tools the gateway exposes that no catalog row binds (`target___tool`).
+    #[serde(default)]
+    pub unbound: Vec<String>,
+}
+
+fn default_session() -> String {
+    "session-1".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogRowDecl {
+    pub row: String,
+    pub target: String,
+    pub tool: String,
+    /// `required` or `none`.
+    pub approval: String,
+    #[serde(default)]
+    pub oauth_provider: Option<String>,
+    #[serde(default)]
+    pub custom_parameters: BTreeMap<String, String>,
+}
+
+impl CatalogRowDecl {
+    pub fn runtime_id(&self) -> String {
+        format!("gateway_{}___{}", self.target, self.tool)
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSawExpect {
@@ -184,9 +224,13 @@ pub enum Step {
         tool: String,
         #[serde(default)]
         arguments: Option<toml::Table>,
-        /// What the host answers if the driver asks it (default decline).
+        /// What the host answers if the driver asks it (default decline);
+        /// for a gateway tool, the answer to its approval interrupt.
         #[serde(default)]
         host: Option<HostAnswer>,
+        /// Gateway tools: whether the user completes OAuth consent when asked.
+        #[serde(default)]
+        consent: Option<Consent>,
         expect: ToolCallExpect,
     },
     /// The provider asks the client something (in the current turn).
@@ -221,6 +265,8 @@ pub enum Step {
     },
     /// The host reverses the order of its server and tool declarations.
     ReorderServers {},
+    /// The host changes a gateway target's customParameters in its catalog.
+    SetCustomParameters { target: String, custom_parameters: BTreeMap<String, String> },
     /// Ask the driver for the fingerprint of the current declarations.
     Fingerprint {
         label: String,
@@ -260,6 +306,19 @@ pub struct ToolCallExpect {
     pub annotated: Option<bool>,
     /// The driver recorded this bridged call under the provider's call id.
     pub driver_recorded: Option<bool>,
+    /// Gateway: the driver paused with an approval interrupt.
+    pub interrupted: Option<bool>,
+    /// Gateway: the driver paused for OAuth consent.
+    pub oauth_required: Option<bool>,
+    /// Gateway: the catalog row the driver's binding named.
+    pub bound_row: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Consent {
+    Grant,
+    Decline,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -400,7 +459,11 @@ impl Scenario {
                         }
                         _ => {
                             let s = need_server(server)?;
-                            if !catalog(s).contains_key(tool.trim()) {
+                            let exposed = match &self.gateway {
+                                Some(g) if g.server.trim() == s.name.trim() => gateway_catalog(g),
+                                _ => catalog(s),
+                            };
+                            if !exposed.contains_key(tool.trim()) {
                                 return err(tool, format!("step {n}: server `{server}` does not expose tool `{tool}` (add it to its catalog)"));
                             }
                         }
@@ -451,6 +514,10 @@ impl Scenario {
                     }
                     labels.insert(label.clone());
                 }
+                Step::SetCustomParameters { target, .. } => match &self.gateway {
+                    Some(g) if g.catalog.iter().any(|r| &r.target == target) => {}
+                    _ => return err(target, format!("step {n}: no gateway catalog row for target `{target}`")),
+                },
                 Step::Resume {} | Step::ReorderServers {} => {}
             }
         }
@@ -470,7 +537,22 @@ impl ToolCallExpect {
             && self.blocks.is_none()
             && self.annotated.is_none()
             && self.driver_recorded.is_none()
+            && self.interrupted.is_none()
+            && self.oauth_required.is_none()
+            && self.bound_row.is_none()
     }
+}
+
+/// The tools the fake MCP server exposes for a declaration. A gateway
+/// exposes its catalog's tools and the unbound ones.
+pub fn gateway_catalog(gateway: &GatewayDecl) -> BTreeMap<String, CatalogTool> {
+    gateway
+        .catalog
+        .iter()
+        .map(|r| r.runtime_id())
+        .chain(gateway.unbound.iter().map(|u| format!("gateway_{u}")))
+        .map(|t| (t, CatalogTool::default()))
+        .collect()
 }
 
 /// The tools the fake MCP server exposes for a declaration.

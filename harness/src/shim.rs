@@ -18,7 +18,7 @@ pub const PROTOCOL: u64 = 1;
 pub const SCHEMA: &str = include_str!("../../docs/driver-protocol.schema.json");
 
 /// Kinds of shim messages, each a `$defs` entry of the schema.
-const KINDS: [&str; 5] = ["response", "errorResponse", "hostDecide", "hostCallTool", "event"];
+const KINDS: [&str; 6] = ["response", "errorResponse", "hostDecide", "hostCallTool", "hostInterrupt", "event"];
 
 /// One validator per message kind, so an error names the field at fault
 /// instead of "matches none of oneOf".
@@ -46,6 +46,7 @@ pub fn check_message(msg: &Value) -> Result<(), String> {
     let kind = match (msg.get("method").and_then(Value::as_str), msg.get("error")) {
         (Some("host/decide"), _) => "hostDecide",
         (Some("host/call_tool"), _) => "hostCallTool",
+        (Some("host/interrupt"), _) => "hostInterrupt",
         (Some("event"), _) => "event",
         (Some(other), _) => return Err(format!("at `/method`: `{other}` is not a shim-to-harness method")),
         (None, Some(_)) => "errorResponse",
@@ -249,6 +250,10 @@ fn answer_host(host: &mut dyn Host, method: &str, params: &Value) -> Result<Valu
             let tool = params["tool"].as_str().unwrap_or("");
             Ok(json!({"result": host.call_tool(tool, &params["arguments"])}))
         }
+        "host/interrupt" => {
+            let event: crate::driver::GatewayEvent = serde_json::from_value(params["event"].clone()).map_err(|e| e.to_string())?;
+            Ok(json!({"answer": host.interrupt(&event)}))
+        }
         other => Err(format!("unknown method `{other}`")),
     }
 }
@@ -377,6 +382,12 @@ impl<R: BufRead, W: Write> Host for RemoteHost<'_, R, W> {
         self.ask("host/call_tool", json!({"tool": tool, "arguments": arguments}))
             .map(|r| r["result"].clone())
             .unwrap_or_else(|| json!({"content": [], "isError": true}))
+    }
+
+    fn interrupt(&mut self, event: &crate::driver::GatewayEvent) -> crate::driver::ResumeAnswer {
+        self.ask("host/interrupt", json!({"event": event}))
+            .and_then(|r| serde_json::from_value(r["answer"].clone()).ok())
+            .unwrap_or(crate::driver::ResumeAnswer::Deny)
     }
 }
 

@@ -55,6 +55,10 @@ pub struct CodexDriver {
     events: Receiver<Event>,
     generation: u64,
     bridge: Option<BridgeServer>,
+    /// Gateway tool bindings of this session, by runtime id.
+    bindings: BTreeMap<String, crate::gateway::Binding>,
+    /// OAuth consents the host gave, per binding.
+    consents: std::collections::BTreeSet<crate::gateway::ConsentKey>,
 }
 
 impl CodexDriver {
@@ -71,6 +75,8 @@ impl CodexDriver {
             events,
             generation: 0,
             bridge: None,
+            bindings: BTreeMap::new(),
+            consents: Default::default(),
         }
     }
 
@@ -82,7 +88,7 @@ impl CodexDriver {
     /// Validates the declarations and starts a thread. Bad declarations fail
     /// here, before any process starts.
     pub fn open(&mut self, launch: Launch) -> Result<(), DriverError> {
-        self.base = (self.parts.build)(launch.servers.clone())?;
+        self.base = self.gateway_policies((self.parts.build)(launch.servers.clone())?, &launch)?;
         if let Some(b) = &launch.bridge {
             if self.base.get(b.server.trim()).is_some() {
                 return Err(DriverError::new("duplicate-conflict", format!("bridge server `{}` is also declared", b.server)));
@@ -109,7 +115,7 @@ impl CodexDriver {
     /// Re-opens with possibly changed declarations or secrets, continuing the
     /// same thread. The running app-server is kept only when nothing changed.
     pub fn resume(&mut self, launch: Launch) -> Result<(), DriverError> {
-        let mut base = (self.parts.build)(launch.servers.clone())?;
+        let mut base = self.gateway_policies((self.parts.build)(launch.servers.clone())?, &launch)?;
         if let (Some(b), Some(server)) = (&launch.bridge, &self.bridge) {
             base.insert(McpServerSpec {
                 name: b.server.clone(),
@@ -145,8 +151,13 @@ impl CodexDriver {
                 }
                 Incoming::Response { .. } => {}
                 Incoming::Request { id, method, params } => {
-                    let ctx = Context { servers: &set, global: launch.global, thread_id: &thread_id, bridge };
-                    let answer = (self.parts.respond)(&method, &params, &ctx, host);
+                    let gateway = launch.gateway.as_ref().map(|g| g.server.trim());
+                    let answer = if method == "mcpServer/elicitation/request" && gateway.is_some() && params["serverName"].as_str() == gateway {
+                        Ok((self.parts.gateway_respond)(&params, &self.bindings, &mut self.consents, host))
+                    } else {
+                        let ctx = Context { servers: &set, global: launch.global, thread_id: &thread_id, bridge };
+                        (self.parts.respond)(&method, &params, &ctx, host)
+                    };
                     self.reply(&id, answer)?;
                 }
                 Incoming::Bridge(call) => {
@@ -183,6 +194,31 @@ impl CodexDriver {
     pub fn close(&mut self) {
         self.running = None;
         self.bridge = None;
+    }
+
+    /// Binds the gateway catalog and gives the gateway server the per-tool
+    /// policies the bindings call for.
+    fn gateway_policies(&mut self, set: ServerSet, launch: &Launch) -> Result<ServerSet, DriverError> {
+        let Some(gw) = &launch.gateway else {
+            self.bindings.clear();
+            return Ok(set);
+        };
+        self.bindings = (self.parts.gateway_bind)(gw)?;
+        let policies = crate::gateway::tool_policies(&self.bindings);
+        let servers: Vec<McpServerSpec> = set
+            .servers()
+            .map(|s| {
+                let mut s = s.clone();
+                if s.name == gw.server.trim() {
+                    s.tools = policies.clone();
+                }
+                s
+            })
+            .collect();
+        if !servers.iter().any(|s| s.name == gw.server.trim()) {
+            return Err(DriverError::new("invalid-name", format!("gateway server `{}` is not declared", gw.server)));
+        }
+        Ok((self.parts.build)(servers)?)
     }
 
     fn request(&mut self, method: &str, params: Value) -> Result<Value, DriverError> {
@@ -302,6 +338,10 @@ impl CodexDriver {
             "approvalPolicy": (self.parts.approval_policy)(launch.global, bridged),
             "sandbox": "read-only",
         });
+        if let Some(gw) = &launch.gateway {
+            // Tools the catalog does not bind must still reach the driver.
+            params["config"] = json!({format!("mcp_servers.{}.default_tools_approval_mode", gw.server.trim()): "prompt"});
+        }
         let method = match self.thread_id.as_ref().filter(|_| self.thread_has_turns) {
             Some(id) => {
                 params["threadId"] = json!(id);

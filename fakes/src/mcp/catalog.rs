@@ -12,6 +12,11 @@ use serde_json::{json, Map, Value};
 pub struct Catalog {
     pub server: String,
     pub tools: Vec<Tool>,
+    /// A gateway's token vault: a JSON object mapping OAuth targets to the
+    /// user's consent token, read at every call (the harness writes it when
+    /// the user consents).
+    #[serde(default)]
+    pub vault: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -29,6 +34,10 @@ pub struct Tool {
     pub result: Option<Value>,
     #[serde(default)]
     pub delay_ms: Option<u64>,
+    /// Gateway tools: calls are blocked until the catalog's vault holds a
+    /// consent token for this OAuth target.
+    #[serde(default)]
+    pub oauth_target: Option<String>,
 }
 
 impl Catalog {

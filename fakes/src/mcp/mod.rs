@@ -86,6 +86,13 @@ pub(crate) fn respond(catalog: &Catalog, msg: &Value, rec: &Recorder) -> Reply {
     }
 }
 
+/// The vault holds a non-empty token for `target`.
+fn has_consent(catalog: &Catalog, target: &str) -> bool {
+    let vault = catalog.vault.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+    let vault: Value = vault.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null);
+    vault[target].as_str().is_some_and(|t| !t.is_empty())
+}
+
 fn call_tool(catalog: &Catalog, id: &Value, params: &Value, rec: &Recorder) -> Reply {
     let name = params.get("name").and_then(Value::as_str).unwrap_or("");
     let Some(tool) = catalog.tool(name) else {
@@ -95,6 +102,14 @@ fn call_tool(catalog: &Catalog, id: &Value, params: &Value, rec: &Recorder) -> R
     };
     let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
+    if let Some(target) = &tool.oauth_target {
+        if !has_consent(catalog, target) {
+            rec.record(&json!({"event": "blocked", "reason": "oauth_required", "tool": name, "target": target, "arguments": arguments}));
+            let text = format!("oauth_required: no consent token for target `{target}`");
+            let result = json!({"content": [{"type": "text", "text": text}], "isError": true});
+            return Reply { msg: Some(ok_reply(id, result)), delay: Duration::ZERO };
+        }
+    }
     rec.record(&json!({
         "event": "tools/call",
         "server": catalog.server,
