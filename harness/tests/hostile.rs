@@ -1,0 +1,117 @@
+//! Hostile drivers: each misbehaving shim gets a precise verdict within the
+//! trial time limit, the run never hangs, and no process it started is left
+//! behind.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const CLI: &str = env!("CARGO_BIN_EXE_conformance");
+
+/// Runs one trial with the hostile shim in `mode`: (exit code, output, pids it left).
+fn run(mode: &str) -> (Option<i32>, String, Vec<u32>) {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims/hostile.py");
+    let started = Instant::now();
+    let out = Command::new(CLI)
+        .args(["run", "--filter", "approve-tool-runs-without-prompt", "--version", "0.171.0", "--driver-cmd"])
+        .arg(format!("python3 {} {mode}", shim.display()))
+        .env("CONFORMANCE_TRIAL_TIMEOUT", "3")
+        .env("HOSTILE_PIDS", &pids)
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "{mode}: took {:?}", started.elapsed());
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let recorded: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    (out.status.code(), text, recorded)
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited; only a running process counts.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+fn check(mode: &str, code: i32, says: &[&str]) {
+    let (got, text, pids) = run(mode);
+    assert_eq!(got, Some(code), "{mode}: {text}");
+    for s in says {
+        assert!(text.contains(s), "{mode}: expected `{s}` in:\n{text}");
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<u32> = pids.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "{mode}: processes left behind: {left:?}");
+}
+
+#[test]
+fn a_shim_that_crashes_is_reported_with_its_exit_code() {
+    check("crash", 1, &["shim-exited", "exit code Some(3)"]);
+}
+
+#[test]
+fn a_shim_that_hangs_times_out() {
+    check("hang", 1, &["timeout", "no answer to `open` in time"]);
+}
+
+#[test]
+fn a_shim_that_never_says_hello_is_a_harness_error() {
+    check("silent-hello", 2, &["could not start", "timeout"]);
+}
+
+#[test]
+fn a_64_mib_line_is_refused_without_buffering_it() {
+    check("huge-line", 1, &["protocol-error", "-byte line"]);
+}
+
+#[test]
+fn wrong_and_duplicate_ids_are_protocol_errors() {
+    check("wrong-id", 1, &["protocol-error", "unknown request id"]);
+    check("duplicate-id", 1, &["protocol-error", "unknown request id"]);
+}
+
+#[test]
+fn a_shim_that_closes_its_output_early_is_reported() {
+    check("close-early", 1, &["shim-exited"]);
+}
+
+#[test]
+fn children_of_a_stuck_shim_are_killed_with_it() {
+    check("orphan", 1, &["timeout"]);
+}
+
+#[test]
+fn invalid_messages_name_the_field() {
+    check("bad-host-request", 1, &["protocol-error", "/params/prompt"]);
+    check("bad-result", 1, &["protocol-error", "/result"]);
+}
+
+/// A driver that leaks its bearer secret into its arguments is caught, and
+/// the secret itself appears in no report: the verdict names the file, not
+/// the value.
+#[test]
+fn leaked_secrets_are_caught_and_never_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tap, junit, html) = (dir.path().join("r.tap"), dir.path().join("r.xml"), dir.path().join("r.html"));
+    let out = Command::new(CLI)
+        .args(["run", "--filter", "claude-bearer-secret", "--version", "2.1.332", "--driver", "mutant:secret-inline"])
+        .args(["--tap", tap.to_str().unwrap(), "--junit", junit.to_str().unwrap(), "--matrix", html.to_str().unwrap()])
+        .env("CONFORMANCE_KEEP", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("a secret value was written to provider.jsonl"), "{text}");
+    // The kept run directory holds the fake server's copy of the secret.
+    let kept = text.lines().find_map(|l| l.strip_prefix("kept run directory ")).and_then(|l| l.split(' ').next()).unwrap();
+    let secret = std::fs::read_to_string(Path::new(kept).join("mcp/tracker.token")).unwrap();
+    assert!(secret.starts_with("canary-"), "{secret}");
+    for report in [&tap, &junit, &html] {
+        assert!(!std::fs::read_to_string(report).unwrap().contains(secret.trim()), "{}", report.display());
+    }
+    assert!(!text.contains(secret.trim()));
+    let _ = std::fs::remove_dir_all(kept);
+}

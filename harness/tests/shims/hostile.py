@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""A driver shim that misbehaves in one way, chosen by its argument. It
+writes its pid (and any child's) to $HOSTILE_PIDS so the test can check
+nothing is left running afterwards."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+mode = sys.argv[1]
+pids = [os.getpid()]
+
+
+def note_pids():
+    path = os.environ.get("HOSTILE_PIDS")
+    if path:
+        with open(path, "w") as f:
+            f.write(" ".join(map(str, pids)))
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+if mode == "silent-hello":
+    note_pids()
+    time.sleep(3600)
+
+if mode == "orphan":
+    # A grandchild in our process group that would outlive us.
+    child = subprocess.Popen(["sleep", "3600"])
+    pids.append(child.pid)
+note_pids()
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    rid, method = msg.get("id"), msg.get("method")
+    if method == "hello":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"name": f"hostile-{mode}", "capabilities": ["codex", "per-tool-approval"]}})
+        continue
+    if mode == "crash":
+        sys.exit(3)
+    if mode in ("hang", "orphan"):
+        time.sleep(3600)
+    if mode == "huge-line":
+        sys.stdout.write("x" * (64 * 1024 * 1024) + "\n")
+        sys.stdout.flush()
+        time.sleep(3600)
+    if mode == "wrong-id":
+        send({"jsonrpc": "2.0", "id": rid + 100, "result": {}})
+        time.sleep(3600)
+    if mode == "duplicate-id":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        continue
+    if mode == "close-early":
+        os.close(1)
+        time.sleep(3600)
+    if mode == "bad-host-request":
+        send({"jsonrpc": "2.0", "id": "h1", "method": "host/decide", "params": {"prompt": {"type": "coffee"}}})
+        time.sleep(3600)
+    if mode == "bad-result":
+        send({"jsonrpc": "2.0", "id": rid, "result": "not an object"})
+        time.sleep(3600)
+    send({"jsonrpc": "2.0", "id": rid, "result": {}})
