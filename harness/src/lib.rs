@@ -1,6 +1,7 @@
 //! Conformance harness for per-tool MCP approval policies in coding-agent
 //! drivers: scenario files in, verdicts out.
 
+pub mod bench;
 pub mod driver;
 pub mod expected;
 pub mod fidelity;

@@ -25,6 +25,9 @@ commands:
   explain ID show one scenario: servers, policies, steps and expectations
   mutants    list the broken built-in drivers the suite must fail
   shim       serve a built-in driver over the driver protocol on stdio
+  bench      time the suite through the fakes, the harness overhead over the
+             bare processes and lines, the real Codex where cached, and memory
+             over 10,000 generated scenarios; prints ratios
   record     run on the real binaries (like --real) and write each trial's
              normalized recording under --out DIR (see scripts/record-real.sh)
 
@@ -66,7 +69,7 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
     if let Some(c) = it.peek() {
         if !c.starts_with('-') {
             o.command = it.next().unwrap_or_default();
-            if !["run", "baseline", "list", "explain", "mutants", "shim", "record"].contains(&o.command.as_str()) {
+            if !["run", "baseline", "list", "explain", "mutants", "shim", "record", "bench"].contains(&o.command.as_str()) {
                 return Err(format!("unknown command `{}`", o.command));
             }
             if o.command == "explain" {
@@ -180,6 +183,12 @@ fn main() -> ExitCode {
             }
         }
         "record" => record(&o, &selected),
+        "bench" => {
+            let Ok(exe) = std::env::current_exe() else { return bad("cannot find my own executable") };
+            let owned: Vec<Scenario> = selected.iter().map(|s| (*s).clone()).collect();
+            print!("{}", harness::bench::report(&owned, &Fakes::multicall(exe), 2));
+            ExitCode::SUCCESS
+        }
         _ => run(&o, &source, &selected),
     }
 }
