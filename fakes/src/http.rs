@@ -250,6 +250,18 @@ fn linger_close(stream: &TcpStream) {
     let _ = io::copy(&mut stream.take(1024 * 1024), &mut io::sink());
 }
 
+/// Parses one request from raw bytes, as the server would read it: Ok(true)
+/// for a request, Ok(false) at a clean end, Err(status) for what the server
+/// answers 400/413. For fuzzing the parser without sockets.
+pub fn parse_request_bytes(raw: &[u8]) -> Result<bool, u16> {
+    let mut sink = Vec::new();
+    match read_request(&mut std::io::Cursor::new(raw), &mut sink) {
+        Ok(r) => Ok(r.is_some()),
+        Err(ReadError::Bad(status, _)) => Err(status),
+        Err(ReadError::Closed) => Ok(false),
+    }
+}
+
 /// Reads one request; `Ok(None)` when the peer closes between requests.
 /// `writer` is only used for `100 Continue`.
 fn read_request(reader: &mut impl BufRead, writer: &mut impl Write) -> Result<Option<Request>, ReadError> {

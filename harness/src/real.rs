@@ -33,6 +33,45 @@ pub fn cached_binary(provider: Provider, version: Version) -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
+/// Fetches a real binary from the npm registry into the cache (a no-op when
+/// it is there already) and returns its path.
+pub fn fetch(provider: Provider, version: Version) -> Result<PathBuf, String> {
+    if let Some(bin) = cached_binary(provider, version) {
+        return Ok(bin);
+    }
+    let cache = cache_dir().ok_or("no cache directory: set HOME or XDG_CACHE_HOME")?;
+    let dest = cache.join(provider.as_str()).join(version.to_string());
+    std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let run = |cmd: &mut std::process::Command| -> Result<(), String> {
+        let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
+        }
+    };
+    match provider {
+        Provider::Codex => {
+            let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+            run(std::process::Command::new("npm").args(["pack", "--silent", &format!("@openai/codex@{version}-linux-x64")]).current_dir(tmp.path()))?;
+            let tarball = std::fs::read_dir(tmp.path())
+                .map_err(|e| e.to_string())?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|e| e == "tgz"))
+                .ok_or("npm pack wrote no tarball")?;
+            run(std::process::Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&dest))?;
+        }
+        Provider::Claude => {
+            run(std::process::Command::new("npm")
+                .args(["install", "--silent", "--no-audit", "--no-fund", &format!("@anthropic-ai/claude-code@{version}")])
+                .current_dir(&dest))?;
+        }
+        other => return Err(format!("there is no real {} to fetch", other.as_str())),
+    }
+    cached_binary(provider, version).ok_or_else(|| format!("fetched {} {version}, but its binary is not where expected", provider.as_str()))
+}
+
 /// Why a scenario cannot run on a real provider, if it cannot.
 pub fn unsupported(scenario: &Scenario) -> Option<String> {
     if !matches!(scenario.provider, Provider::Codex | Provider::Claude) {

@@ -153,3 +153,21 @@ fn a_shim_missing_operations_is_not_testable_and_garbage_is_a_protocol_error() {
     let o = cli(&["run", "--driver-cmd", "/nonexistent/shim"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+#[test]
+fn several_drivers_make_one_report_with_a_column_group_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = dir.path().join("m.html");
+    let o = cli(&[
+        "run", "--provider", "codex", "--filter", "approve-tool-runs-without-prompt",
+        "--driver", "reference", "--driver", "mutant:drop-policy", "--matrix", matrix.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("driver reference: 5 passed, 0 failed"), "{}", text(&o));
+    assert!(text(&o).contains("driver mutant:drop-policy: 0 passed, 5 failed"), "{}", text(&o));
+    let html = std::fs::read_to_string(matrix).unwrap();
+    assert_eq!(html.matches("<td class=\"pass\"").count(), 5);
+    assert_eq!(html.matches("<td class=\"fail\"").count(), 5);
+    let reference = html.find("reference<br>").unwrap();
+    assert!(reference < html.find("mutant:drop-policy<br>").unwrap(), "columns follow the order drivers ran");
+}

@@ -7,7 +7,20 @@ use std::fmt::Write;
 use crate::{Outcome, RunInfo, Trial};
 
 pub fn matrix_html(info: &RunInfo, trials: &[Trial]) -> String {
-    let columns: BTreeSet<(String, String)> = trials.iter().map(|t| (t.driver.clone(), t.provider.clone())).collect();
+    // Drivers in the order they ran; versions sorted within each.
+    let mut drivers: Vec<&str> = Vec::new();
+    for t in trials {
+        if !drivers.contains(&t.driver.as_str()) {
+            drivers.push(&t.driver);
+        }
+    }
+    let columns: Vec<(String, String)> = drivers
+        .iter()
+        .flat_map(|d| {
+            let providers: BTreeSet<&str> = trials.iter().filter(|t| t.driver == *d).map(|t| t.provider.as_str()).collect();
+            providers.into_iter().map(move |p| (d.to_string(), p.to_string()))
+        })
+        .collect();
     let mut rows: BTreeMap<&str, BTreeMap<(String, String), &Trial>> = BTreeMap::new();
     for t in trials {
         rows.entry(t.scenario.as_str()).or_default().insert((t.driver.clone(), t.provider.clone()), t);

@@ -28,12 +28,14 @@ commands:
   bench      time the suite through the fakes, the harness overhead over the
              bare processes and lines, the real Codex where cached, and memory
              over 10,000 generated scenarios; prints ratios
+  fetch PROVIDER VERSION...   fetch real binaries from the npm registry into the cache
   record     run on the real binaries (like --real) and write each trial's
              normalized recording under --out DIR (see scripts/record-real.sh)
 
 options:
   --driver reference|mutant:NAME   built-in driver (default: reference)
-  --driver-cmd 'PROGRAM ARGS...'   a driver shim (docs/driver-protocol.md), split on spaces
+  --driver-cmd 'PROGRAM ARGS...'   a driver shim (docs/driver-protocol.md), split on spaces;
+                                   both repeat: several drivers make one combined report
   --scenarios DIR                  scenario files (default: the embedded suite)
   --provider NAME                  only scenarios for this provider
   --version X.Y.Z                  only these provider versions (repeatable)
@@ -48,8 +50,9 @@ options:
 struct Options {
     command: String,
     explain: Option<String>,
-    driver: Option<String>,
-    driver_cmd: Option<String>,
+    /// Built-in drivers and shim commands, in order; several make one
+    /// combined report (the matrix then has a column group per driver).
+    drivers: Vec<DriverSource>,
     scenarios: Option<PathBuf>,
     provider: Option<String>,
     versions: Vec<Version>,
@@ -61,6 +64,7 @@ struct Options {
     quiet: bool,
     real: bool,
     out: Option<PathBuf>,
+    fetch: Vec<String>,
 }
 
 fn parse(args: Vec<String>) -> Result<Options, String> {
@@ -69,19 +73,22 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
     if let Some(c) = it.peek() {
         if !c.starts_with('-') {
             o.command = it.next().unwrap_or_default();
-            if !["run", "baseline", "list", "explain", "mutants", "shim", "record", "bench"].contains(&o.command.as_str()) {
+            if !["run", "baseline", "list", "explain", "mutants", "shim", "record", "bench", "fetch"].contains(&o.command.as_str()) {
                 return Err(format!("unknown command `{}`", o.command));
             }
             if o.command == "explain" {
                 o.explain = Some(it.next().ok_or("explain needs a scenario id")?);
+            }
+            if o.command == "fetch" {
+                o.fetch = it.by_ref().take_while(|a| !a.starts_with('-')).collect();
             }
         }
     }
     while let Some(a) = it.next() {
         let mut value = |flag: &str| it.next().ok_or_else(|| format!("{flag} needs a value"));
         match a.as_str() {
-            "--driver" => o.driver = Some(value("--driver")?),
-            "--driver-cmd" => o.driver_cmd = Some(value("--driver-cmd")?),
+            "--driver" => o.drivers.push(DriverSource::Builtin(value("--driver")?)),
+            "--driver-cmd" => o.drivers.push(DriverSource::Shim(value("--driver-cmd")?.split_whitespace().map(String::from).collect())),
             "--scenarios" => o.scenarios = Some(PathBuf::from(value("--scenarios")?)),
             "--provider" => o.provider = Some(value("--provider")?),
             "--version" => o.versions.push(value("--version")?.parse().map_err(|e| format!("--version: {e}"))?),
@@ -97,8 +104,8 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
             other => return Err(format!("unexpected argument `{other}`")),
         }
     }
-    if o.driver.is_some() && o.driver_cmd.is_some() {
-        return Err("--driver and --driver-cmd exclude each other".into());
+    if o.drivers.is_empty() {
+        o.drivers.push(DriverSource::Builtin("reference".into()));
     }
     Ok(o)
 }
@@ -123,11 +130,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let source = match &o.driver_cmd {
-        Some(cmd) => DriverSource::Shim(cmd.split_whitespace().map(String::from).collect()),
-        None => DriverSource::Builtin(o.driver.clone().unwrap_or_else(|| "reference".into())),
-    };
+    let source = o.drivers[0].clone();
     match o.command.as_str() {
+        "fetch" => return fetch(&o.fetch),
         "mutants" => {
             for m in mutants() {
                 println!("{:32} {}", m.name, m.bug);
@@ -189,7 +194,7 @@ fn main() -> ExitCode {
             print!("{}", harness::bench::report(&owned, &Fakes::multicall(exe), 2));
             ExitCode::SUCCESS
         }
-        _ => run(&o, &source, &selected),
+        _ => run(&o, &selected),
     }
 }
 
@@ -237,9 +242,19 @@ fn record(o: &Options, scenarios: &[&Scenario]) -> ExitCode {
     if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
-fn run(o: &Options, source: &DriverSource, scenarios: &[&Scenario]) -> ExitCode {
+fn run(o: &Options, scenarios: &[&Scenario]) -> ExitCode {
     let fakes = match std::env::current_exe() {
-        Ok(exe) if o.real => Fakes::multicall(exe).with_cached_real_binaries(),
+        Ok(exe) if o.real => {
+            // Fetch what the selected trials need, on demand.
+            for s in scenarios.iter().filter(|s| harness::real::unsupported(s).is_none()) {
+                for v in suite::versions_for(s.provider).into_iter().filter(|v| o.versions.is_empty() || o.versions.contains(v)) {
+                    if let Err(e) = harness::real::fetch(s.provider, v) {
+                        eprintln!("conformance: {e}; those trials are skipped");
+                    }
+                }
+            }
+            Fakes::multicall(exe).with_cached_real_binaries()
+        }
         Ok(exe) => Fakes::multicall(exe),
         Err(e) => return bad(&format!("cannot find my own executable: {e}")),
     };
@@ -251,10 +266,11 @@ fn run(o: &Options, source: &DriverSource, scenarios: &[&Scenario]) -> ExitCode 
         },
         None => ExpectedFailures::default(),
     };
-    let total: usize = scenarios
-        .iter()
-        .map(|s| suite::versions_for(s.provider).iter().filter(|v| o.versions.is_empty() || o.versions.contains(v)).count())
-        .sum();
+    let total: usize = o.drivers.len()
+        * scenarios
+            .iter()
+            .map(|s| suite::versions_for(s.provider).iter().filter(|v| o.versions.is_empty() || o.versions.contains(v)).count())
+            .sum::<usize>();
     let mut done = 0;
     let quiet = o.quiet;
     let mut progress = |t: &reports::Trial| {
@@ -270,10 +286,13 @@ fn run(o: &Options, source: &DriverSource, scenarios: &[&Scenario]) -> ExitCode 
             let _ = std::io::stdout().flush();
         }
     };
-    let mut trials = match suite::run_all(scenarios, source, &o.versions, &fakes, &mut progress) {
-        Ok(t) => t,
-        Err(e) => return bad(&format!("the driver could not start: {}: {}", e.kind, e.message)),
-    };
+    let mut trials = Vec::new();
+    for source in &o.drivers {
+        match suite::run_all(scenarios, source, &o.versions, &fakes, &mut progress) {
+            Ok(t) => trials.extend(t),
+            Err(e) => return bad(&format!("driver {} could not start: {}: {}", source.label(), e.kind, e.message)),
+        }
+    }
     if o.command == "baseline" {
         let failures: Vec<(String, Vec<reports::Mismatch>)> =
             trials.iter().filter(|t| t.outcome == Outcome::Fail).map(|t| (t.scenario.clone(), t.mismatches.clone())).collect();
@@ -292,7 +311,7 @@ fn run(o: &Options, source: &DriverSource, scenarios: &[&Scenario]) -> ExitCode 
     }
     let info = RunInfo {
         harness: format!("approval-conformance {}", env!("CARGO_PKG_VERSION")),
-        driver: source.label(),
+        driver: o.drivers.iter().map(DriverSource::label).collect::<Vec<_>>().join(", "),
         providers: trials.iter().map(|t| t.provider.clone()).collect::<BTreeSet<_>>().into_iter().collect(),
     };
     for (path, text) in [
@@ -306,7 +325,10 @@ fn run(o: &Options, source: &DriverSource, scenarios: &[&Scenario]) -> ExitCode 
             }
         }
     }
-    println!("\ndriver {}: {}", source.label(), reports::summary(&trials));
+    for source in &o.drivers {
+        let mine: Vec<reports::Trial> = trials.iter().filter(|t| t.driver == source.label()).cloned().collect();
+        println!("\ndriver {}: {}", source.label(), reports::summary(&mine));
+    }
     if trials.iter().any(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass)) {
         ExitCode::from(1)
     } else {
@@ -355,6 +377,26 @@ fn explain(s: &Scenario) -> String {
         }
     }
     out
+}
+
+fn fetch(args: &[String]) -> ExitCode {
+    let Some((provider, versions)) = args.split_first() else { return bad("fetch needs PROVIDER VERSION...") };
+    let provider = match provider.as_str() {
+        "codex" => harness::scenario::Provider::Codex,
+        "claude" => harness::scenario::Provider::Claude,
+        other => return bad(&format!("cannot fetch `{other}`: codex or claude")),
+    };
+    for v in versions {
+        let version: Version = match v.parse() {
+            Ok(v) => v,
+            Err(e) => return bad(&e),
+        };
+        match harness::real::fetch(provider, version) {
+            Ok(path) => println!("{} {version}: {}", provider.as_str(), path.display()),
+            Err(e) => return bad(&e),
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn bad(message: &str) -> ExitCode {
