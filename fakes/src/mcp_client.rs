@@ -121,17 +121,7 @@ impl McpConnection {
         )?;
         conn.notify("notifications/initialized", json!({}))?;
         let listed = conn.request("tools/list", json!({}))?;
-        let tools = listed.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
-        conn.tools = tools
-            .iter()
-            .filter_map(|t| {
-                Some(Tool {
-                    name: t.get("name")?.as_str()?.to_string(),
-                    description: t.get("description").and_then(Value::as_str).map(String::from),
-                    annotations: t.get("annotations").cloned(),
-                })
-            })
-            .collect();
+        conn.tools = parse_tools(&listed);
         Ok(conn)
     }
 
@@ -315,17 +305,8 @@ impl McpConnection {
         let listed = conn
             .exchange(json!(conn.next_id), "tools/list", Value::Null, CALL_TIMEOUT, None, &mut no_requests)
             .map_err(|e| describe_failure("tools/list", &e))?;
+        conn.tools = parse_tools(&listed);
         let tools = listed.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
-        conn.tools = tools
-            .iter()
-            .filter_map(|t| {
-                Some(Tool {
-                    name: t.get("name")?.as_str()?.to_string(),
-                    description: t.get("description").and_then(Value::as_str).map(String::from),
-                    annotations: t.get("annotations").cloned(),
-                })
-            })
-            .collect();
         Ok((conn, Greeting { initialize, tools }))
     }
 
@@ -439,6 +420,23 @@ fn describe_failure(method: &str, failure: &CallFailure) -> String {
         CallFailure::Rpc { code, message } => format!("MCP error {code}: {message}"),
         CallFailure::Transport(e) => e.clone(),
     }
+}
+
+/// The tools of a `tools/list` result; entries without a name are skipped.
+fn parse_tools(listed: &Value) -> Vec<Tool> {
+    listed
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            Some(Tool {
+                name: t.get("name")?.as_str()?.to_string(),
+                description: t.get("description").and_then(Value::as_str).map(String::from),
+                annotations: t.get("annotations").cloned(),
+            })
+        })
+        .collect()
 }
 
 impl Drop for McpConnection {

@@ -10,6 +10,11 @@ impl Version {
     pub const fn new(major: u32, minor: u32, patch: u32) -> Version {
         Version(major, minor, patch)
     }
+
+    /// This version is `major.minor.patch` or later.
+    pub fn at_least(self, major: u32, minor: u32, patch: u32) -> bool {
+        self >= Version(major, minor, patch)
+    }
 }
 
 impl fmt::Display for Version {

@@ -20,14 +20,10 @@ impl Profile {
         Profile { version }
     }
 
-    fn at_least(&self, major: u32, minor: u32, patch: u32) -> bool {
-        self.version >= Version::new(major, minor, patch)
-    }
-
     /// 2.1.332 probes `server/discover` (id "server-discover-probe-1") before
     /// `initialize`; 2.1.266 goes straight to `initialize`.
     pub fn probes_discover(&self) -> bool {
-        self.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 332)
     }
 
     /// `initialize` protocolVersion: 2025-11-25 in both measured versions.
@@ -38,7 +34,7 @@ impl Profile {
     /// Client capabilities in `initialize`: 2.1.266 announces a bare
     /// `elicitation: {}`, 2.1.332 `{form, url}`.
     pub fn client_capabilities(&self) -> Value {
-        if self.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 332) {
             json!({"roots": {"listChanged": true}, "elicitation": {"form": {}, "url": {}}})
         } else {
             json!({"roots": {"listChanged": true}, "elicitation": {}})
@@ -57,7 +53,7 @@ impl Profile {
 
     /// `reason` of the `notifications/cancelled` sent when a call times out.
     pub fn cancel_reason(&self) -> &'static str {
-        if self.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 332) {
             "SdkError: Request timed out"
         } else {
             "McpError: MCP error -32001: Request timed out"
@@ -67,25 +63,25 @@ impl Profile {
     /// 2.1.332 reports `permission_decision` in `tool_result_meta` for every
     /// call; 2.1.266 only `non_execution_kind` for calls that did not run.
     pub fn reports_permission_decision(&self) -> bool {
-        self.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 332)
     }
 
     /// 2.1.332 names each server's `source` ("dynamic", "user") in init.
     pub fn init_names_server_source(&self) -> bool {
-        self.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 332)
     }
 
     /// 2.1.332 defers MCP tools behind ToolSearch (unless
     /// ENABLE_TOOL_SEARCH=false); an isError result of a deferred tool then
     /// carries a hint with the tool's input schema.
     pub fn defers_mcp_tools(&self) -> bool {
-        self.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 332)
     }
 
     /// 2.1.332 adds a sentence about updatedPermissions to the refusal of an
     /// invalid permission prompt tool answer.
     pub fn invalid_prompt_answer_text(&self) -> &'static str {
-        if self.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 332) {
             "The permission prompt tool returned an invalid permission result. Expected {behavior: 'allow', updatedInput?: object} or {behavior: 'deny', message: string}. updatedPermissions may hold at most 4096 updates, rules and directories in all."
         } else {
             "The permission prompt tool returned an invalid permission result. Expected {behavior: 'allow', updatedInput?: object} or {behavior: 'deny', message: string}."
@@ -96,7 +92,7 @@ impl Profile {
     /// print mode), the extra fields of its permission_denied event and its
     /// `non_execution_kind`.
     pub fn auto_mode_denial(&self, tool_name: &str) -> (String, Value, &'static str) {
-        if self.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 332) {
             (
                 format!("Auto mode is unavailable: its safety check does not run for this session, so {tool_name} was not run. Other actions that need the check will be denied too, and retrying won't help. Finish what you can without them, then tell the user what is blocked and that they can switch to another permission mode."),
                 json!({"decision_reason_type": "classifier", "decision_reason_code": "auto_mode_no_check_in_session", "decision_reason": "Classifier unavailable"}),
@@ -113,7 +109,7 @@ impl Profile {
 
     /// The model name init reports when `--model` is not given.
     pub fn default_model(&self) -> &'static str {
-        if self.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 332) {
             "claude-opus-5-5"
         } else {
             "claude-opus-5[1m]"
@@ -123,19 +119,19 @@ impl Profile {
     /// 2.1.332 names the absolute path of a missing `--settings` file;
     /// 2.1.266 repeats the argument as given.
     pub fn absolute_settings_path(&self) -> bool {
-        self.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 332)
     }
 
     /// 2.1.332 warns on stderr about a settings file that is not JSON;
     /// 2.1.266 ignores it silently. Both run on without it.
     pub fn warns_unreadable_settings(&self) -> bool {
-        self.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 332)
     }
 
     /// zod's message for a non-object `mcpServers`: 2.1.332 says what it
     /// expected, 2.1.266 only "Invalid input".
     pub fn mcp_servers_type_error(&self, got: &Value) -> String {
-        if self.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 332) {
             let kind = match got {
                 Value::Null => "null",
                 Value::Bool(_) => "boolean",
