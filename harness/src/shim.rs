@@ -199,7 +199,14 @@ impl ShimDriver {
     }
 
     fn dead(&mut self, what: &str) -> Failure {
-        let code = self.child.try_wait().ok().flatten().and_then(|s| s.code());
+        // Its output closed first; give the exit status a moment to arrive.
+        let deadline = Instant::now() + std::time::Duration::from_secs(2);
+        let mut status = self.child.try_wait().ok().flatten();
+        while status.is_none() && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            status = self.child.try_wait().ok().flatten();
+        }
+        let code = status.and_then(|s| s.code());
         let stderr = std::fs::read_to_string(&self.stderr_path).unwrap_or_default();
         let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
         self.fail("shim-exited", format!("{what} (exit code {code:?}); stderr: {tail}"))
