@@ -103,6 +103,18 @@ pub fn write_message(out: &mut impl Write, msg: &Value) -> io::Result<()> {
     out.flush()
 }
 
+/// The JSON type name of a value, as schema validators and zod spell it.
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Reads a JSONL file written by a [`Recorder`], skipping a torn last line.
 pub fn read_jsonl(path: &Path) -> io::Result<Vec<Value>> {
     let text = std::fs::read_to_string(path)?;

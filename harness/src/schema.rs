@@ -267,14 +267,7 @@ fn complaint(e: &ValidationError<'_>) -> String {
 }
 
 fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
+    fakes::wire::json_kind(v)
 }
 
 fn short(v: &Value) -> String {

@@ -132,14 +132,7 @@ impl Profile {
     /// expected, 2.1.266 only "Invalid input".
     pub fn mcp_servers_type_error(&self, got: &Value) -> String {
         if self.version.at_least(2, 1, 332) {
-            let kind = match got {
-                Value::Null => "null",
-                Value::Bool(_) => "boolean",
-                Value::Number(_) => "number",
-                Value::String(_) => "string",
-                Value::Array(_) => "array",
-                Value::Object(_) => "object",
-            };
+            let kind = crate::wire::json_kind(got);
             format!("mcpServers: Invalid input: expected record, received {kind}")
         } else {
             "mcpServers: Invalid input".to_string()
