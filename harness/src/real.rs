@@ -10,7 +10,7 @@ use fakes::version::Version;
 use fakes::wire::read_jsonl;
 use serde_json::{json, Value};
 
-use crate::run::FakeCommand;
+use crate::run::{shell_quote, write_exec_script, FakeCommand};
 use crate::scenario::{Provider, Scenario, Step};
 
 /// `${XDG_CACHE_HOME:-~/.cache}/approval-conformance`, where
@@ -87,39 +87,32 @@ pub fn unsupported(scenario: &Scenario) -> Option<String> {
 /// at the mock model with `-c` (the driver owns config.toml), behind the
 /// recording relay.
 pub fn write_codex_wrapper(path: &Path, relay: &FakeCommand, transcript: &Path, codex: &Path, model_base: &str) -> std::io::Result<()> {
-    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
     let provider = format!(
         "model_providers.mock={{name=\"mock\",base_url=\"{model_base}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}"
     );
-    let mut line = vec![q(&relay.program.display().to_string())];
-    line.extend(relay.prefix.iter().map(|a| q(a)));
-    line.extend([q("--log"), q(&transcript.display().to_string()), q("--"), q(&codex.display().to_string())]);
+    let mut args = relayed(transcript, codex);
     for c in ["model_provider=\"mock\"", "model=\"mock-model\"", &provider] {
-        line.push(q("-c"));
-        line.push(q(c));
+        args.extend(["-c".to_string(), c.to_string()]);
     }
-    let script = format!("#!/bin/sh\nexport MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\nexec {} \"$@\"\n", line.join(" "));
-    std::fs::write(path, script)?;
-    crate::run::make_executable(path)
+    write_exec_script(path, "export MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\n", relay, &args)
 }
 
 /// The wrapper for real Claude Code: the mock model by environment, an
 /// isolated HOME, MCP tools inlined (no tool search), behind the relay.
 pub fn write_claude_wrapper(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &Path, model_base: &str, home: &Path) -> std::io::Result<()> {
-    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-    let mut line = vec![q(&relay.program.display().to_string())];
-    line.extend(relay.prefix.iter().map(|a| q(a)));
-    line.extend([q("--log"), q(&transcript.display().to_string()), q("--"), q(&claude.display().to_string())]);
-    let script = format!(
-        "#!/bin/sh\nexport ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=sk-ant-mock HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false\nexec {} \"$@\"\n",
-        q(model_base),
-        q(&home.display().to_string()),
-        line.join(" ")
+    let preamble = format!(
+        "export ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=sk-ant-mock HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false\n",
+        shell_quote(model_base),
+        shell_quote(&home.display().to_string()),
     );
     std::fs::create_dir_all(home)?;
-    std::fs::write(path, script)?;
-    crate::run::make_executable(path)
+    write_exec_script(path, &preamble, relay, &relayed(transcript, claude))
+}
+
+/// Relay arguments: record into `transcript`, run `program`.
+fn relayed(transcript: &Path, program: &Path) -> Vec<String> {
+    vec!["--log".into(), transcript.display().to_string(), "--".into(), program.display().to_string()]
 }
 
 /// Claude Code's stream-json, relayed: one outcome per tool call step. What

@@ -591,20 +591,29 @@ fn call_arguments(step: usize, given: Option<&toml::Table>) -> Value {
 /// The scenario reaches the fake through this wrapper at the binary path the
 /// driver is given, so nothing depends on the driver passing env through.
 fn write_wrapper(path: &Path, fake: &FakeCommand, script: &Path) -> std::io::Result<()> {
-    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-    let mut line = vec![quote(&fake.program.display().to_string())];
-    line.extend(fake.prefix.iter().map(|a| quote(a)));
-    line.push("--run".into());
-    line.push(quote(&script.display().to_string()));
-    std::fs::write(path, format!("#!/bin/sh\nexec {} \"$@\"\n", line.join(" ")))?;
-    make_executable(path)
+    let args = ["--run".to_string(), script.display().to_string()];
+    write_exec_script(path, "", fake, &args)
 }
 
 /// A stand-in CLI for providers the fakes do not simulate: it appends a
 /// launch record and fails.
 fn write_launch_recorder(path: &Path, transcript: &Path) -> std::io::Result<()> {
-    let target = transcript.display().to_string().replace('\'', "'\\''");
-    std::fs::write(path, format!("#!/bin/sh\necho '{{\"event\":\"launch\"}}' >> '{target}'\nexit 1\n"))?;
+    let target = shell_quote(&transcript.display().to_string());
+    std::fs::write(path, format!("#!/bin/sh\necho '{{\"event\":\"launch\"}}' >> {target}\nexit 1\n"))?;
+    make_executable(path)
+}
+
+/// A single-quoted shell word.
+pub(crate) fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// An executable `/bin/sh` script at `path` that runs `preamble` (already
+/// shell text), then execs `command` with `args` and its own arguments.
+pub(crate) fn write_exec_script(path: &Path, preamble: &str, command: &FakeCommand, args: &[String]) -> std::io::Result<()> {
+    let mut line = vec![shell_quote(&command.program.display().to_string())];
+    line.extend(command.prefix.iter().chain(args).map(|a| shell_quote(a)));
+    std::fs::write(path, format!("#!/bin/sh\n{preamble}exec {} \"$@\"\n", line.join(" ")))?;
     make_executable(path)
 }
 

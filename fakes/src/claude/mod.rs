@@ -18,7 +18,6 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::codex::script::Script;
-use crate::version::Version;
 use crate::wire::Recorder;
 
 /// Entry point of the `fake-claude` executable. The per-run wrapper passes
@@ -35,15 +34,8 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         eprintln!("fake-claude: missing --run SCRIPT (the fake is started through its per-run wrapper)");
         return 2;
     };
-    let script = match Script::load(&script_path) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("fake-claude: {e}");
-            return 2;
-        }
-    };
-    let version: Version = match script.version.parse() {
-        Ok(v) => v,
+    let (script, version) = match Script::load_versioned(&script_path) {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("fake-claude: {e}");
             return 2;

@@ -11,7 +11,6 @@ mod server;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::version::Version;
 use crate::wire::Recorder;
 
 /// Entry point of the `fake-codex` executable. The per-run wrapper passes
@@ -45,15 +44,8 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     let Some(script_path) = script_path else {
         return usage("missing --run SCRIPT (the fake is started through its per-run wrapper)");
     };
-    let script = match script::Script::load(&script_path) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("fake-codex: {e}");
-            return 2;
-        }
-    };
-    let version: Version = match script.version.parse() {
-        Ok(v) => v,
+    let (script, version) = match script::Script::load_versioned(&script_path) {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("fake-codex: {e}");
             return 2;

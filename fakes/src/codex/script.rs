@@ -49,6 +49,13 @@ pub enum RequestKind {
 }
 
 impl Script {
+    /// Loads a script and parses the version it asks the fake to be.
+    pub fn load_versioned(path: &std::path::Path) -> Result<(Script, crate::version::Version), String> {
+        let script = Script::load(path)?;
+        let version = script.version.parse()?;
+        Ok((script, version))
+    }
+
     pub fn load(path: &std::path::Path) -> Result<Script, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_str(&text)
