@@ -12,21 +12,23 @@ use std::time::{Duration, Instant};
 use fakes::version::Version;
 
 
+use crate::plan::versions;
 use crate::reference::ReferenceDriver;
-use crate::run::{run_trial, Fakes, TRANSCRIPT};
+use crate::runner::run_with;
 use crate::scenario::{Provider, Scenario};
-use crate::suite::{self, versions_for, Verdict};
+use crate::trial::{run_in, Fakes, TRANSCRIPT};
+use crate::verdict::judge;
 
 pub fn report(scenarios: &[Scenario], fakes: &Fakes, threads: usize) -> String {
     let mut out = String::new();
-    let trials: Vec<(&Scenario, Version)> =
-        scenarios.iter().flat_map(|s| versions_for(s.provider).into_iter().map(move |v| (s, v))).collect();
+    let trials: Vec<(&Scenario, Option<Version>)> =
+        scenarios.iter().flat_map(|s| versions(s.provider).into_iter().map(move |v| (s, v))).collect();
 
     // 1. The whole suite through the fakes, on `threads` workers.
     let started = Instant::now();
-    let verdicts = parallel(&trials, threads, |s, v| suite::run(s, v, &mut ReferenceDriver::new(), fakes));
+    let verdicts = crate::pool::map_ordered(&trials, threads, |(s, v)| run_with(s, *v, &mut ReferenceDriver::new(), fakes).verdict, |_, _| {});
     let suite_time = started.elapsed();
-    let failed = verdicts.iter().filter(|v| matches!(v, Verdict::Fail(_))).count();
+    let failed = verdicts.iter().filter(|v| v.failed()).count();
     let _ = writeln!(out, "suite through the fakes: {} trials in {:.2} s on {threads} threads ({failed} failed); goal < 3 s: ratio {:.2}",
         trials.len(), suite_time.as_secs_f64(), suite_time.as_secs_f64() / 3.0);
 
@@ -40,13 +42,13 @@ pub fn report(scenarios: &[Scenario], fakes: &Fakes, threads: usize) -> String {
     let stdio_only = |s: &Scenario| {
         s.bridge.is_none() && s.servers.iter().all(|d| d.transport == crate::scenario::TransportKind::Stdio)
     };
-    let replayable: Vec<&(&Scenario, Version)> = trials.iter().filter(|(s, _)| s.provider == Provider::Codex && stdio_only(s)).collect();
+    let replayable: Vec<&(&Scenario, Option<Version>)> = trials.iter().filter(|(s, _)| s.provider == Provider::Codex && stdio_only(s)).collect();
     // Warm up first: per-process caches (compiled schemas) are steady-state
     // costs of a long run, not per-trial ones.
     for (s, v) in &replayable {
         if let Ok(dir) = tempfile::tempdir() {
-            let obs = run_trial(s, *v, &mut ReferenceDriver::new(), fakes, dir.path());
-            let _ = crate::judge::judge(s, &obs);
+            let obs = run_in(s, *v, &mut ReferenceDriver::new(), fakes, dir.path());
+            let _ = judge(s, *v, &obs);
         }
     }
     for (s, v) in replayable {
@@ -55,8 +57,8 @@ pub fn report(scenarios: &[Scenario], fakes: &Fakes, threads: usize) -> String {
             Err(_) => continue,
         };
         let t0 = Instant::now();
-        let obs = run_trial(s, *v, &mut ReferenceDriver::new(), fakes, dir.path());
-        let _ = crate::judge::judge(s, &obs);
+        let obs = run_in(s, *v, &mut ReferenceDriver::new(), fakes, dir.path());
+        let _ = judge(s, *v, &obs);
         let trial = t0.elapsed();
         if obs.provider_launches != 1 {
             continue; // relaunching trials cannot be replayed as one exchange
@@ -76,14 +78,14 @@ pub fn report(scenarios: &[Scenario], fakes: &Fakes, threads: usize) -> String {
     let mut fake_time = Duration::ZERO;
     let mut real_time = Duration::ZERO;
     let mut compared = 0;
-    for (s, v) in trials.iter().filter(|(s, _)| s.provider == Provider::Codex && crate::real::unsupported(s).is_none()) {
+    for (s, v) in trials.iter().filter(|(s, _)| s.provider == Provider::Codex && crate::plan::real_run_skip(s).is_none()) {
         if real_fakes.real_binary(s.provider, *v).is_none() {
             continue;
         }
         let t0 = Instant::now();
-        suite::run(s, *v, &mut ReferenceDriver::new(), fakes);
+        run_with(s, *v, &mut ReferenceDriver::new(), fakes);
         let t1 = Instant::now();
-        suite::run(s, *v, &mut ReferenceDriver::new(), &real_fakes);
+        run_with(s, *v, &mut ReferenceDriver::new(), &real_fakes);
         fake_time += t1 - t0;
         real_time += t1.elapsed();
         compared += 1;
@@ -104,8 +106,9 @@ pub fn report(scenarios: &[Scenario], fakes: &Fakes, threads: usize) -> String {
             if i % 50 == 0 {
                 let dir = tempfile::tempdir().ok();
                 if let Some(d) = &dir {
-                    let obs = run_trial(&s, versions_for(Provider::Codex)[4], &mut ReferenceDriver::new(), fakes, d.path());
-                    let _ = crate::judge::judge(&s, &obs);
+                    let newest = versions(Provider::Codex).last().copied().flatten();
+                    let obs = run_in(&s, newest, &mut ReferenceDriver::new(), fakes, d.path());
+                    let _ = judge(&s, newest, &obs);
                 }
             }
         }
@@ -118,28 +121,9 @@ pub fn report(scenarios: &[Scenario], fakes: &Fakes, threads: usize) -> String {
     out
 }
 
-/// Runs `f` over the trials on `threads` scoped workers, in order.
-fn parallel<T: Send>(trials: &[(&Scenario, Version)], threads: usize, f: impl Fn(&Scenario, Version) -> T + Sync) -> Vec<T> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<T>>> = trials.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Some((s, v)) = trials.get(i) else { break };
-                let r = f(s, *v);
-                if let Ok(mut slot) = results[i].lock() {
-                    *slot = Some(r);
-                }
-            });
-        }
-    });
-    results.into_iter().filter_map(|m| m.into_inner().ok().flatten()).collect()
-}
-
 /// Replays a finished trial's client lines against a fresh fake in a fresh
 /// copy of its run directory: the time the processes and lines alone take.
-fn floor_time(s: &Scenario, v: Version, fakes: &Fakes, recorded: &std::path::Path) -> Option<Duration> {
+fn floor_time(s: &Scenario, v: Option<Version>, fakes: &Fakes, recorded: &std::path::Path) -> Option<Duration> {
     let wire = fakes::wire::read_jsonl(&recorded.join(TRANSCRIPT)).ok()?;
     // Thread ids differ run to run: the replay swaps in its own, in order.
     let recorded_threads: Vec<String> =
@@ -223,9 +207,9 @@ fn floor_time(s: &Scenario, v: Version, fakes: &Fakes, recorded: &std::path::Pat
 
 /// The run directory a trial starts from, without a driver: built by running
 /// a trial whose driver does nothing.
-fn run_trial_setup_only(s: &Scenario, v: Version, fakes: &Fakes, dir: &std::path::Path) -> Option<()> {
+fn run_trial_setup_only(s: &Scenario, v: Option<Version>, fakes: &Fakes, dir: &std::path::Path) -> Option<()> {
     let mut idle = Idle;
-    let _ = run_trial(s, v, &mut idle, fakes, dir);
+    let _ = run_in(s, v, &mut idle, fakes, dir);
     let _ = std::fs::remove_file(dir.join(TRANSCRIPT));
     let _ = std::fs::remove_file(dir.join("provider-state.json"));
     Some(())

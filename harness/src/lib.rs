@@ -1,15 +1,24 @@
 //! Conformance harness for per-tool MCP approval policies in coding-agent
 //! drivers: scenario files in, verdicts out.
+//!
+//! The pipeline, each stage only looking at the ones before it:
+//! [`scenario`] (the data) -> [`plan`] (which trials exist) -> [`trial`]
+//! (run one, observe) -> [`verdict`] (judge) -> [`runner`] (many, in
+//! parallel, into `reports`). The drivers under test sit beside it:
+//! [`driver`] (the trait), [`reference`], [`mutants`], [`shim`], chosen by
+//! [`source`].
 
 pub mod bench;
 pub mod driver;
-pub mod expected;
-pub mod fidelity;
-pub mod judge;
-pub mod real;
+pub mod limits;
+pub mod mutants;
+pub mod plan;
+pub mod pool;
 pub mod reference;
-pub mod run;
+pub mod runner;
 pub mod scenario;
 pub mod schema;
 pub mod shim;
-pub mod suite;
+pub mod source;
+pub mod trial;
+pub mod verdict;

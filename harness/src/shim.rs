@@ -142,7 +142,7 @@ impl ShimDriver {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        let deadline = Instant::now() + crate::suite::trial_timeout();
+        let deadline = Instant::now() + crate::limits::trial_timeout();
         loop {
             let line = match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok(l) => l,

@@ -6,10 +6,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use harness::reference::mutants;
-use harness::run::Fakes;
+use harness::mutants::mutants;
+use harness::plan;
+use harness::runner::{run_mutant, run_one, run_with};
 use harness::scenario::Scenario;
-use harness::suite::{self, Verdict};
+use harness::source::DriverSource;
+use harness::trial::Fakes;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const SHIM: &str = env!("CARGO_BIN_EXE_conformance");
@@ -22,7 +24,7 @@ fn main() {
     let args = Arguments::from_args();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     let mut trials = Vec::new();
-    let (scenarios, broken) = match suite::load_dir(&dir) {
+    let (scenarios, broken) = match plan::load_dir(&dir) {
         Ok(x) => x,
         Err(e) => {
             trials.push(Trial::test("load", move || Err(e.to_string().into())));
@@ -33,48 +35,39 @@ fn main() {
         let name = format!("load::{}", e.path.file_name().unwrap_or_default().to_string_lossy());
         trials.push(Trial::test(name, move || Err(e.to_string().into())));
     }
-    let problems = suite::check_set(&scenarios);
+    let problems = plan::check_set(&scenarios);
     trials.push(Trial::test("suite::consistent", move || {
         if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
     }));
     trials.push(every_mutant_is_used(&scenarios));
     let capabilities = harness::driver::reference_capabilities();
+    let scenarios: Vec<Arc<Scenario>> = scenarios.into_iter().map(Arc::new).collect();
     let scenarios_by_id: std::collections::BTreeMap<String, Arc<Scenario>> =
-        scenarios.iter().map(|s| (s.id.clone(), Arc::new(s.clone()))).collect();
-    for scenario in scenarios.into_iter().map(Arc::new) {
-        for version in suite::versions_for(scenario.provider) {
-            let name = suite::trial_name(&scenario, version);
-            let skip = suite::skip_reason(&scenario, version, &capabilities);
-            let s = Arc::clone(&scenario);
-            let trial = Trial::test(name, move || verdict(suite::run_reference(&s, version, &fakes())));
-            trials.push(match skip {
-                Some(_) => trial.with_ignored_flag(true),
-                None => trial,
-            });
-        }
+        scenarios.iter().map(|s| (s.id.clone(), Arc::clone(s))).collect();
+    // The plan's trials, each a libtest-mimic trial.
+    for t in plan::trials(&scenarios, &[DriverSource::reference()], &[]) {
+        let skip = plan::skip_reason(&t.scenario, t.version, &capabilities);
+        let trial = Trial::test(t.name(), move || {
+            let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
+            outcome.verdict.into_result().map_err(Failed::from)
+        });
+        trials.push(trial.with_ignored_flag(skip.is_some()));
+    }
+    for scenario in &scenarios {
         for mutant in &scenario.caught_by {
-            let s = Arc::clone(&scenario);
+            let s = Arc::clone(scenario);
             let m = mutant.clone();
             trials.push(Trial::test(format!("mutant::{mutant}::{}", scenario.id), move || {
-                suite::run_mutant(&s, &m, &fakes()).map(|_| ()).map_err(Failed::from)
+                run_mutant(&s, &m, &fakes()).map(|_| ()).map_err(Failed::from)
             }));
         }
-        let s = Arc::clone(&scenario);
+        let s = Arc::clone(scenario);
         trials.push(Trial::test(format!("shim::same-verdicts::{}", scenario.id), move || same_verdicts_through_shim(&s)));
-        let s = Arc::clone(&scenario);
+        let s = Arc::clone(scenario);
         trials.push(Trial::test(format!("python-shim::{}", scenario.id), move || python_shim_passes(&s)));
     }
     trials.extend(fidelity_trials(&scenarios_by_id));
     libtest_mimic::run(&args, trials).exit();
-}
-
-fn verdict(v: Verdict) -> Result<(), Failed> {
-    match v {
-        Verdict::Pass | Verdict::Skip(_) => Ok(()),
-        Verdict::Fail(mismatches) => {
-            Err(mismatches.iter().map(harness::judge::describe).collect::<Vec<_>>().join("\n").into())
-        }
-    }
 }
 
 /// A mutant no scenario names proves nothing; the list must stay in use.
@@ -89,26 +82,19 @@ fn every_mutant_is_used(scenarios: &[Scenario]) -> Trial {
     })
 }
 
-fn kind(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "pass",
-        Verdict::Fail(_) => "fail",
-        Verdict::Skip(_) => "skip",
-    }
-}
-
 /// The reference driver, and each mutant the scenario names, get the same
 /// verdict through the shim protocol as in process, on every version.
 fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
     let variants = std::iter::once("reference".to_string()).chain(s.caught_by.iter().map(|m| format!("mutant:{m}")));
     let mut diffs = Vec::new();
     for variant in variants {
-        for version in suite::versions_for(s.provider) {
-            let direct = suite::run(s, version, suite::DriverSource::Builtin(variant.clone()).make()?.as_mut(), &fakes());
+        for version in plan::versions(s.provider) {
+            let direct = run_with(s, version, DriverSource::Builtin(variant.clone()).make()?.as_mut(), &fakes()).verdict;
             let cmd = vec![SHIM.to_string(), "shim".into(), "--driver".into(), variant.clone()];
-            let shimmed = suite::run(s, version, suite::DriverSource::Shim(cmd).make()?.as_mut(), &fakes());
-            if kind(&direct) != kind(&shimmed) {
-                diffs.push(format!("{variant} on {version}: in process {direct:?}, through the shim {shimmed:?}"));
+            let shimmed = run_with(s, version, DriverSource::Shim(cmd).make()?.as_mut(), &fakes()).verdict;
+            if direct.kind() != shimmed.kind() {
+                let name = plan::trial_name(s, version);
+                diffs.push(format!("{variant} on {name}: in process {direct:?}, through the shim {shimmed:?}"));
             }
         }
     }
@@ -119,11 +105,12 @@ fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
 fn python_shim_passes(s: &Scenario) -> Result<(), Failed> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python-shim/shim.py");
     let cmd = vec!["python3".to_string(), script.display().to_string()];
-    for version in suite::versions_for(s.provider) {
-        let mut driver = suite::DriverSource::Shim(cmd.clone()).make()?;
-        if let Verdict::Fail(m) = suite::run(s, version, driver.as_mut(), &fakes()) {
-            return Err(format!("{version}: {}", m.iter().map(harness::judge::describe).collect::<Vec<_>>().join("; ")).into());
-        }
+    for version in plan::versions(s.provider) {
+        let mut driver = DriverSource::Shim(cmd.clone()).make()?;
+        run_with(s, version, driver.as_mut(), &fakes())
+            .verdict
+            .into_result()
+            .map_err(|e| format!("{}: {e}", plan::trial_name(s, version)))?;
     }
     Ok(())
 }
@@ -153,8 +140,8 @@ fn fidelity_trials(scenarios: &std::collections::BTreeMap<String, Arc<Scenario>>
             Trial::test(name, move || {
                 let scenario = scenario.ok_or_else(|| format!("{}: no scenario `{id}`", file.display()))?;
                 let version = version.parse().map_err(|e| format!("{}: {e}", file.display()))?;
-                let (_, fake) = suite::run_summarized(&scenario, version, &mut harness::reference::ReferenceDriver::new(), &fakes());
-                match harness::fidelity::diff(&doc["summary"], &fake) {
+                let fake = run_with(&scenario, Some(version), &mut harness::reference::ReferenceDriver::new(), &fakes()).summary;
+                match harness::verdict::fidelity::diff(&doc["summary"], &fake) {
                     None => Ok(()),
                     Some(d) => Err(format!("the fake differs from the real recording {}:\n{d}", file.display()).into()),
                 }

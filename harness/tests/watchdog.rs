@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use harness::driver::{Driver, Failure, Host, Launch, ServerSpec, TurnOutput};
-use harness::run::Fakes;
-use harness::suite::{self, Verdict};
+use harness::trial::Fakes;
+use harness::verdict::Verdict;
 
 /// Starts the provider and waits for output that never comes (it never
 /// sends `initialize`).
@@ -53,7 +53,8 @@ fn a_stuck_trial_is_killed_and_judged_timed_out() {
     let scenario = harness::scenario::Scenario::load(&dir).unwrap();
     let fakes = Fakes::from_bins(env!("CARGO_BIN_EXE_fake-codex"), env!("CARGO_BIN_EXE_fake-claude"), env!("CARGO_BIN_EXE_fake-mcp"), env!("CARGO_BIN_EXE_conformance"));
     let started = Instant::now();
-    let verdict = suite::run(&scenario, suite::versions()[0], &mut SilentDriver, &fakes);
+    let version = harness::plan::versions(scenario.provider)[0];
+    let verdict = harness::runner::run_with(&scenario, version, &mut SilentDriver, &fakes).verdict;
     assert!(started.elapsed().as_secs() < 10, "the watchdog did not fire");
     match verdict {
         Verdict::Fail(m) => assert_eq!(m[0].field, "time", "{m:?}"),

@@ -1,29 +1,20 @@
-//! Compares what a trial observed with what its scenario expects.
+//! Compares what a trial observed with what its scenario expects, step by
+//! step. The checks every trial must pass whatever it expects live in
+//! [`super::invariants`].
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::run::Observations;
+use super::Mismatch;
 use crate::scenario::{Scenario, Step};
-
-/// One expectation that did not hold: `at` is `step 3 (tool_call
-/// files.read_file)`, `launch`, `invariant` ...
-pub use reports::Mismatch;
-
-/// `at: field: expected X, got Y`.
-pub fn describe(m: &Mismatch) -> String {
-    format!("{}: {}: expected {}, got {}", m.at, m.field, m.expected, m.actual)
-}
+use crate::trial::Observations;
 
 pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
     let mut out = Vec::new();
     let mut push = |at: &str, field: &str, expected: String, actual: String| {
         out.push(Mismatch { at: at.to_string(), field: field.to_string(), expected, actual });
     };
-    for v in &obs.violations {
-        push("invariant", "recordings", "no violation".into(), v.clone());
-    }
     for p in &obs.stray_prompts {
         push("host", "prompt", "only prompts the steps expect".into(), format!("{p:?}"));
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 use fakes::wire::read_jsonl;
 use serde_json::{json, Value};
 
-use crate::run::{Observations, TRANSCRIPT};
+use crate::trial::{Observations, TRANSCRIPT};
 
 /// Provider-side facts of one trial, comparable across fake and real runs.
 pub fn summarize(dir: &Path, obs: &Observations) -> Value {

@@ -1,7 +1,7 @@
 //! Running scenarios on the REAL provider binaries: where they are cached,
-//! the wrapper that points them at the mock model API and records the wire,
-//! and the outcome records derived from a real run so the judge can read it
-//! exactly like a fake's transcript.
+//! how they are fetched, which scenarios they can play, and the outcome
+//! records derived from a real run so the judge reads it exactly like a
+//! fake's transcript.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,6 @@ use fakes::version::Version;
 use fakes::wire::read_jsonl;
 use serde_json::{json, Value};
 
-use crate::run::{shell_quote, write_exec_script, FakeCommand};
 use crate::scenario::{Provider, Scenario, Step};
 
 /// `${XDG_CACHE_HOME:-~/.cache}/approval-conformance`, where
@@ -70,49 +69,6 @@ pub fn fetch(provider: Provider, version: Version) -> Result<PathBuf, String> {
         other => return Err(format!("there is no real {} to fetch", other.as_str())),
     }
     cached_binary(provider, version).ok_or_else(|| format!("fetched {} {version}, but its binary is not where expected", provider.as_str()))
-}
-
-/// Why a scenario cannot run on a real provider, if it cannot.
-pub fn unsupported(scenario: &Scenario) -> Option<String> {
-    if !matches!(scenario.provider, Provider::Codex | Provider::Claude) {
-        return Some(format!("no real {} to run", scenario.provider.as_str()));
-    }
-    if scenario.steps.iter().any(|s| matches!(s, Step::Request { .. } | Step::RawRequest { .. })) {
-        return Some("needs the fake: a real provider cannot be scripted to send this request".into());
-    }
-    None
-}
-
-/// The wrapper at the binary path the driver is given: real Codex, pointed
-/// at the mock model with `-c` (the driver owns config.toml), behind the
-/// recording relay.
-pub fn write_codex_wrapper(path: &Path, relay: &FakeCommand, transcript: &Path, codex: &Path, model_base: &str) -> std::io::Result<()> {
-    let provider = format!(
-        "model_providers.mock={{name=\"mock\",base_url=\"{model_base}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}"
-    );
-    let mut args = relayed(transcript, codex);
-    for c in ["model_provider=\"mock\"", "model=\"mock-model\"", &provider] {
-        args.extend(["-c".to_string(), c.to_string()]);
-    }
-    write_exec_script(path, "export MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\n", relay, &args)
-}
-
-/// The wrapper for real Claude Code: the mock model by environment, an
-/// isolated HOME, MCP tools inlined (no tool search), behind the relay.
-pub fn write_claude_wrapper(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &Path, model_base: &str, home: &Path) -> std::io::Result<()> {
-    let preamble = format!(
-        "export ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=sk-ant-mock HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false\n",
-        shell_quote(model_base),
-        shell_quote(&home.display().to_string()),
-    );
-    std::fs::create_dir_all(home)?;
-    write_exec_script(path, &preamble, relay, &relayed(transcript, claude))
-}
-
-/// Relay arguments: record into `transcript`, run `program`.
-fn relayed(transcript: &Path, program: &Path) -> Vec<String> {
-    vec!["--log".into(), transcript.display().to_string(), "--".into(), program.display().to_string()]
 }
 
 /// Claude Code's stream-json, relayed: one outcome per tool call step. What

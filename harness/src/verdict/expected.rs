@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::judge::Mismatch;
+use super::Mismatch;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Entry {
@@ -79,6 +79,42 @@ pub fn baseline(failures: &[(String, Vec<Mismatch>)]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Applies an expected-failure list: matching failures become expected,
+/// and each entry that matched nothing becomes a failing record of its own.
+pub fn apply(trials: &mut Vec<reports::Trial>, expected: &ExpectedFailures) {
+    let mut used = BTreeSet::new();
+    for t in trials.iter_mut().filter(|t| t.outcome == reports::Outcome::Fail) {
+        if let Some(entries) = expected.excuse(&t.scenario, &t.mismatches) {
+            let names: Vec<String> = entries.iter().map(|e| e.text()).collect();
+            used.extend(entries.iter().map(|e| e.line));
+            t.outcome = reports::Outcome::ExpectedFail;
+            t.note = Some(format!("expected by {}", names.join(", ")));
+        }
+    }
+    for e in expected.entries.iter().filter(|e| !used.contains(&e.line)) {
+        trials.push(reports::Trial {
+            name: format!("expected-failures::{}", e.text()),
+            scenario: e.scenario.clone(),
+            provider: "expected-failures".into(),
+            driver: trials.first().map(|t| t.driver.clone()).unwrap_or_default(),
+            outcome: reports::Outcome::UnexpectedPass,
+            note: Some(format!("line {}: `{}` no longer fails; remove it", e.line, e.text())),
+            mismatches: Vec::new(),
+            seconds: 0.0,
+        });
+    }
+}
+
+impl Entry {
+    /// `scenario` or `scenario:check`, as written.
+    pub fn text(&self) -> String {
+        match &self.check {
+            Some(c) => format!("{}:{c}", self.scenario),
+            None => self.scenario.clone(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,339 +1,13 @@
-//! Scenario files: TOML, unknown keys rejected, every error located as
-//! `file:line:col`. A scenario declares servers and policies, the provider
-//! and version range it applies to, what the driver must support, a stream of
-//! steps, and what must be observed after each step.
+//! Reading scenario files: TOML parsing with unknown keys rejected, the
+//! cross-field checks serde cannot make, and every error located as
+//! `file:line:col`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use fakes::codex::script::RequestKind;
 use fakes::version::VersionRange;
-use serde::Deserialize;
-use serde_json::Value;
 
-/// Acceptance criteria and feature tags a scenario may claim to cover; see
-/// scenarios/COVERAGE.md.
-pub const COVERAGE_TAGS: &[&str] = &[
-    "AC-1", "AC-2", "AC-3", "AC-4", "AC-5", "AC-6", "AC-7", "AC-8", "F1", "F4", "GW-1", "GW-2", "GW-3", "GW-4", "GW-5",
-];
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    /// Stable slug; also the trial name.
-    pub id: String,
-    pub title: String,
-    pub covers: Vec<String>,
-    pub provider: Provider,
-    #[serde(default = "any_version")]
-    pub versions: String,
-    /// Driver capabilities this scenario needs; unclaimed ones skip it.
-    #[serde(default)]
-    pub requires: Vec<String>,
-    /// Mutant drivers that must fail this scenario (strict).
-    pub caught_by: Vec<String>,
-    pub policy: GlobalPolicyDecl,
-    #[serde(default)]
-    pub servers: Vec<ServerDecl>,
-    #[serde(default)]
-    pub launch: LaunchExpect,
-    /// Host tools the driver must expose to the child through its bridge.
-    #[serde(default)]
-    pub bridge: Option<BridgeDecl>,
-    /// What the provider must have been told (Codex only).
-    #[serde(default)]
-    pub provider_saw: ProviderSawExpect,
-    /// An MCP gateway among the servers, and the host's catalog for it.
-    #[serde(default)]
-    pub gateway: Option<GatewayDecl>,
-    #[serde(default)]
-    pub steps: Vec<Step>,
-    #[serde(skip)]
-    pub path: PathBuf,
-}
-
-fn any_version() -> String {
-    "*".into()
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    Codex,
-    Claude,
-    /// Cursor and CodeBuddy have no exact per-tool approval primitive; only
-    /// the driver's refusal to launch is tested for them.
-    Cursor,
-    Codebuddy,
-}
-
-impl Provider {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Codex => "codex",
-            Provider::Claude => "claude",
-            Provider::Cursor => "cursor",
-            Provider::Codebuddy => "codebuddy",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GlobalPolicyDecl {
-    /// `ask` or `auto-approve`.
-    pub global: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerDecl {
-    pub name: String,
-    pub transport: TransportKind,
-    /// Why the host attaches this server (required).
-    pub reason: String,
-    /// HTTP only: env var holding the bearer token. The harness makes up the
-    /// secret value, so none is ever written in a scenario.
-    #[serde(default)]
-    pub bearer_token_env: Option<String>,
-    /// false: declared, but only attached for calls by an `attach` step.
-    #[serde(default = "yes")]
-    pub attached: bool,
-    /// Per-tool policies as the host writes them (validated by the driver).
-    #[serde(default)]
-    pub tools: BTreeMap<String, ToolPolicyDecl>,
-    /// What the fake MCP server exposes. Defaults to the policy tools,
-    /// unannotated.
-    #[serde(default)]
-    pub catalog: Option<BTreeMap<String, CatalogTool>>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TransportKind {
-    Stdio,
-    Http,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolPolicyDecl {
-    pub approval_mode: String,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CatalogTool {
-    #[serde(default)]
-    pub annotations: Option<toml::Table>,
-    #[serde(default)]
-    pub description: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BridgeDecl {
-    /// MCP server name the child sees the host tools under.
-    pub server: String,
-    /// Each tool's result, as the host returns it (blocks may carry
-    /// annotations the driver must not pass on).
-    pub tools: BTreeMap<String, BridgeToolDecl>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BridgeToolDecl {
-    pub content: Vec<toml::Table>,
-    #[serde(default)]
-    pub is_error: bool,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GatewayDecl {
-    /// The declared server that is the gateway.
-    pub server: String,
-    #[serde(default = "default_session")]
-    pub session: String,
-    pub catalog: Vec<CatalogRowDecl>,
-    /// Tools the gateway exposes that no catalog row binds (`target___tool`).
-    #[serde(default)]
-    pub unbound: Vec<String>,
-}
-
-fn default_session() -> String {
-    "session-1".into()
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CatalogRowDecl {
-    pub row: String,
-    pub target: String,
-    pub tool: String,
-    /// `required` or `none`.
-    pub approval: String,
-    #[serde(default)]
-    pub oauth_provider: Option<String>,
-    #[serde(default)]
-    pub custom_parameters: BTreeMap<String, String>,
-}
-
-impl CatalogRowDecl {
-    pub fn runtime_id(&self) -> String {
-        format!("gateway_{}___{}", self.target, self.tool)
-    }
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderSawExpect {
-    /// `on-request`, `never`, `granular` ... for every thread opened.
-    pub approval_policy: Option<String>,
-    /// initialize asked for `experimentalApi`.
-    pub experimental_api: Option<bool>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LaunchExpect {
-    /// The driver must refuse to launch with this error kind, before any
-    /// provider process starts.
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HostAnswer {
-    Accept,
-    Decline,
-    Cancel,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Step {
-    /// The model calls `server`'s `tool` (in the current turn).
-    ToolCall {
-        server: String,
-        tool: String,
-        #[serde(default)]
-        arguments: Option<toml::Table>,
-        /// What the host answers if the driver asks it (default decline);
-        /// for a gateway tool, the answer to its approval interrupt.
-        #[serde(default)]
-        host: Option<HostAnswer>,
-        /// Gateway tools: whether the user completes OAuth consent when asked.
-        #[serde(default)]
-        consent: Option<Consent>,
-        expect: ToolCallExpect,
-    },
-    /// The provider asks the client something (in the current turn).
-    Request {
-        request: RequestKind,
-        #[serde(default)]
-        server: Option<String>,
-        #[serde(default)]
-        host: Option<HostAnswer>,
-        expect: RequestExpect,
-    },
-    /// A server request with any method (in the current turn).
-    RawRequest {
-        method: String,
-        #[serde(default)]
-        params: Option<toml::Table>,
-        expect: RequestExpect,
-    },
-    /// Attach a declared `attached = false` server to the following calls.
-    Attach { server: String },
-    Detach { server: String },
-    /// The host re-opens the session with its current declarations.
-    Resume {},
-    /// The host replaces the bearer secret of an HTTP server, then resumes.
-    RotateSecret { server: String },
-    /// The host changes one tool policy (absent `approval_mode` removes it).
-    SetPolicy {
-        server: String,
-        tool: String,
-        #[serde(default)]
-        approval_mode: Option<String>,
-    },
-    /// The host reverses the order of its server and tool declarations.
-    ReorderServers {},
-    /// The host changes a gateway target's customParameters in its catalog.
-    SetCustomParameters { target: String, custom_parameters: BTreeMap<String, String> },
-    /// Ask the driver for the fingerprint of the current declarations.
-    Fingerprint {
-        label: String,
-        #[serde(default)]
-        expect: FingerprintExpect,
-    },
-}
-
-impl Step {
-    /// Steps that happen inside a turn; the others are host actions that end it.
-    pub fn in_turn(&self) -> bool {
-        matches!(self, Step::ToolCall { .. } | Step::Request { .. } | Step::RawRequest { .. })
-    }
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolCallExpect {
-    /// The provider sent an approval prompt to the driver.
-    pub prompted: Option<bool>,
-    /// The driver passed a decision to the host.
-    pub host_asked: Option<bool>,
-    /// What the driver answered the provider's prompt.
-    pub answer: Option<String>,
-    /// The driver asked the provider to remember its answer.
-    pub persisted: Option<bool>,
-    /// How many times the MCP server received this call.
-    pub server_calls: Option<u64>,
-    /// completed | failed | none (no MCP item: the tool was not offered).
-    pub item: Option<String>,
-    /// result | rejected | cancelled | denied-never | not-granted |
-    /// unsupported | timeout | error.
-    pub model_saw: Option<String>,
-    /// Texts of the content blocks the provider received, in order.
-    pub blocks: Option<Vec<String>>,
-    /// Whether any block the provider received carried annotations.
-    pub annotated: Option<bool>,
-    /// The driver recorded this bridged call under the provider's call id.
-    pub driver_recorded: Option<bool>,
-    /// Gateway: the driver paused with an approval interrupt.
-    pub interrupted: Option<bool>,
-    /// Gateway: the driver paused for OAuth consent.
-    pub oauth_required: Option<bool>,
-    /// Gateway: the catalog row the driver's binding named.
-    pub bound_row: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Consent {
-    Grant,
-    Decline,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RequestExpect {
-    pub answer: Option<String>,
-    pub host_asked: Option<bool>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FingerprintExpect {
-    pub same_as: Option<String>,
-    pub differs_from: Option<String>,
-}
+use super::*;
 
 /// A scenario file that could not be used, located as precisely as known.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -368,7 +42,7 @@ impl Scenario {
 
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         let mut scenario: Scenario = toml::from_str(text).map_err(|e| {
-            let (line, column) = e.span().map_or((1, 1), |s| fakes::codex::config::line_col(text, s.start));
+            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
             ScenarioError { path: path.to_path_buf(), line, column, message: e.message().trim().to_string() }
         })?;
         scenario.path = path.to_path_buf();
@@ -543,37 +217,21 @@ impl ToolCallExpect {
     }
 }
 
-/// The tools the fake MCP server exposes for a declaration. A gateway
-/// exposes its catalog's tools and the unbound ones.
-pub fn gateway_catalog(gateway: &GatewayDecl) -> BTreeMap<String, CatalogTool> {
-    gateway
-        .catalog
-        .iter()
-        .map(|r| r.runtime_id())
-        .chain(gateway.unbound.iter().map(|u| format!("gateway_{u}")))
-        .map(|t| (t, CatalogTool::default()))
-        .collect()
-}
-
-/// The tools the fake MCP server exposes for a declaration.
-pub fn catalog(server: &ServerDecl) -> BTreeMap<String, CatalogTool> {
-    match &server.catalog {
-        Some(c) => c.iter().map(|(k, v)| (k.trim().to_string(), v.clone())).collect(),
-        None => server.tools.keys().map(|k| (k.trim().to_string(), CatalogTool::default())).collect(),
-    }
-}
-
 /// Best-effort position of the first occurrence of `needle` in the text.
 fn locate(text: &str, needle: &str) -> (usize, usize) {
     match text.find(needle) {
-        Some(offset) if !needle.is_empty() => fakes::codex::config::line_col(text, offset),
+        Some(offset) if !needle.is_empty() => line_col(text, offset),
         _ => (1, 1),
     }
 }
 
-/// Converts TOML tables from scenario files into JSON for the wire.
-pub fn toml_to_json(t: &toml::Table) -> Value {
-    serde_json::to_value(t).unwrap_or(Value::Null)
+
+/// 1-based line and column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
 }
 
 /// All `*.toml` scenario files below `dir`, sorted by path.
@@ -656,3 +314,4 @@ expect = { server_calls = 1 }
         assert!(e.starts_with("s.toml:1:"), "{e}");
     }
 }
+

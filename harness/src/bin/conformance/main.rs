@@ -1,0 +1,258 @@
+//! `conformance`: runs scenarios against drivers and prints verdicts.
+//!
+//! Exit codes: 0 conformant, 1 failures, 2 bad input or harness error.
+
+mod args;
+mod explain;
+mod record;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{CommandFactory, FromArgMatches};
+use harness::plan;
+use harness::scenario::{Provider, Scenario};
+use harness::trial::Fakes;
+use harness::verdict::describe;
+use harness::verdict::expected::{self, ExpectedFailures};
+use reports::{Outcome, RunInfo};
+
+use args::{Cli, Command, RealProvider, RunArgs, Select};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // The CLI is also the fakes, so a single built executable is enough.
+    match args.first().map(String::as_str) {
+        Some("fake-codex") => return exit(fakes::codex::main_with_args(args[1..].to_vec())),
+        Some("fake-mcp") => return exit(fakes::mcp::main_with_args(args[1..].to_vec())),
+        Some("fake-claude") => return exit(fakes::claude::main_with_args(args[1..].to_vec())),
+        Some("relay") => return exit(fakes::relay::main_with_args(args[1..].to_vec())),
+        _ => {}
+    }
+    let matches = match Cli::command().try_get_matches_from(std::env::args_os()) {
+        Ok(m) => m,
+        Err(e) => e.exit(),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    match cli.command {
+        None => {
+            let mut run = cli.run;
+            run.order_drivers(&matches);
+            run_command(&run, false)
+        }
+        Some(Command::Run(mut run)) | Some(Command::Baseline(mut run)) => {
+            let (name, sub) = matches.subcommand().unwrap_or(("run", &matches));
+            run.order_drivers(sub);
+            run_command(&run, name == "baseline")
+        }
+        Some(Command::Mutants) => {
+            for m in harness::mutants::mutants() {
+                println!("{:32} {}", m.name, m.bug);
+            }
+            ExitCode::SUCCESS
+        }
+        Some(Command::Shim { driver }) => {
+            let source = harness::source::DriverSource::Builtin(driver);
+            let mut driver = match source.make() {
+                Ok(d) => d,
+                Err(e) => return bad(&e.message),
+            };
+            let stdin = std::io::stdin();
+            exit(harness::shim::serve(driver.as_mut(), stdin.lock(), std::io::stdout()))
+        }
+        Some(Command::Fetch { provider, versions }) => fetch(provider, &versions),
+        Some(Command::List(select)) => match scenarios(&select) {
+            Ok(selected) => {
+                for s in &selected {
+                    println!("{:48} {:8} {:14} {}", s.id, s.provider.as_str(), s.covers.join(","), s.title);
+                }
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
+        Some(Command::Explain { id, select }) => {
+            let all = Select { scenarios: select.scenarios, ..Select::default() };
+            match scenarios(&all) {
+                Ok(all) => match all.iter().find(|s| s.id == id) {
+                    Some(s) => {
+                        print!("{}", explain::explain(s));
+                        ExitCode::SUCCESS
+                    }
+                    None => bad(&format!("no scenario `{id}` (see `conformance list`)")),
+                },
+                Err(code) => code,
+            }
+        }
+        Some(Command::Bench { select, jobs }) => match (scenarios(&select), std::env::current_exe()) {
+            (Ok(selected), Ok(exe)) => {
+                let owned: Vec<Scenario> = selected.iter().map(|s| (**s).clone()).collect();
+                print!("{}", harness::bench::report(&owned, &Fakes::multicall(exe), jobs));
+                ExitCode::SUCCESS
+            }
+            (Err(code), _) => code,
+            (_, Err(e)) => bad(&format!("cannot find my own executable: {e}")),
+        },
+        Some(Command::Record { out, select, versions }) => {
+            let selected = match scenarios(&select) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            let fakes = match std::env::current_exe() {
+                Ok(exe) => Fakes::multicall(exe).with_cached_real_binaries(),
+                Err(e) => return bad(&format!("cannot find my own executable: {e}")),
+            };
+            match record::record(&out, &selected, &versions, &fakes) {
+                Ok(false) => ExitCode::SUCCESS,
+                Ok(true) => ExitCode::from(1),
+                Err(e) => bad(&e),
+            }
+        }
+    }
+}
+
+/// The selected scenarios, or the exit code after reporting why there are none.
+fn scenarios(select: &Select) -> Result<Vec<Arc<Scenario>>, ExitCode> {
+    let (all, broken) = match &select.scenarios {
+        None => plan::embedded(),
+        Some(dir) => plan::load_dir(dir).map_err(|e| bad(&e.to_string()))?,
+    };
+    if !broken.is_empty() {
+        broken.iter().for_each(|e| eprintln!("conformance: {e}"));
+        return Err(ExitCode::from(2));
+    }
+    let problems = plan::check_set(&all);
+    if !problems.is_empty() {
+        problems.iter().for_each(|p| eprintln!("conformance: {p}"));
+        return Err(ExitCode::from(2));
+    }
+    let provider: Option<Provider> = select.provider.map(|p| p.provider());
+    Ok(all
+        .into_iter()
+        .filter(|s| select.filter.as_ref().is_none_or(|f| s.id.contains(f.as_str())))
+        .filter(|s| provider.is_none_or(|p| s.provider == p))
+        .map(Arc::new)
+        .collect())
+}
+
+fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
+    let scenarios = match scenarios(&o.select) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let trials = plan::trials(&scenarios, &o.drivers, &o.versions);
+    let fakes = match std::env::current_exe() {
+        Ok(exe) if o.real => {
+            // Fetch what the selected trials need, on demand.
+            let wanted: BTreeSet<_> = trials
+                .iter()
+                .filter(|t| plan::real_run_skip(&t.scenario).is_none())
+                .filter_map(|t| Some((t.scenario.provider, t.version?)))
+                .collect();
+            for (provider, v) in wanted {
+                if let Err(e) = harness::trial::real::fetch(provider, v) {
+                    eprintln!("conformance: {e}; those trials are skipped");
+                }
+            }
+            Fakes::multicall(exe).with_cached_real_binaries()
+        }
+        Ok(exe) => Fakes::multicall(exe),
+        Err(e) => return bad(&format!("cannot find my own executable: {e}")),
+    };
+    let known: BTreeSet<String> = scenarios.iter().map(|s| s.id.clone()).collect();
+    let expected = match &o.expected_failures {
+        Some(path) => match ExpectedFailures::load(path, &known) {
+            Ok(e) => e,
+            Err(e) => return bad(&e),
+        },
+        None => ExpectedFailures::default(),
+    };
+    let total = trials.len();
+    let mut done = 0;
+    let progress = |t: &reports::Trial| {
+        done += 1;
+        let label = match t.outcome {
+            Outcome::Pass => "ok  ",
+            Outcome::Skip => "skip",
+            _ => "FAIL",
+        };
+        if !o.quiet || t.outcome == Outcome::Fail {
+            let note = t.note.as_ref().map(|n| format!("  ({n})")).unwrap_or_default();
+            println!("[{done:>3}/{total}] {label} {}{note}", t.name);
+            let _ = std::io::stdout().flush();
+        }
+    };
+    let jobs = o.jobs.map_or_else(harness::pool::default_jobs, usize::from);
+    let mut trials = match harness::runner::run_all(&trials, &fakes, jobs, progress) {
+        Ok(t) => t,
+        Err((source, e)) => return bad(&format!("driver {} could not start: {}: {}", source.label(), e.kind, e.message)),
+    };
+    if baseline {
+        let failures: Vec<(String, Vec<reports::Mismatch>)> =
+            trials.iter().filter(|t| t.outcome == Outcome::Fail).map(|t| (t.scenario.clone(), t.mismatches.clone())).collect();
+        print!("{}", expected::baseline(&failures));
+        return ExitCode::SUCCESS;
+    }
+    expected::apply(&mut trials, &expected);
+    for t in trials.iter().filter(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass)) {
+        println!("\n--- {}", t.name);
+        if let Some(n) = &t.note {
+            println!("    {n}");
+        }
+        for m in &t.mismatches {
+            println!("    {}", describe(m));
+        }
+    }
+    let info = RunInfo {
+        harness: format!("approval-conformance {}", env!("CARGO_PKG_VERSION")),
+        driver: o.drivers.iter().map(|d| d.label()).collect::<Vec<_>>().join(", "),
+        providers: trials.iter().map(|t| t.provider.clone()).collect::<BTreeSet<_>>().into_iter().collect(),
+    };
+    for (path, text) in [
+        (&o.tap, o.tap.as_ref().map(|_| reports::tap(&info, &trials))),
+        (&o.junit, o.junit.as_ref().map(|_| reports::junit(&info, &trials))),
+        (&o.matrix, o.matrix.as_ref().map(|_| reports::matrix_html(&info, &trials))),
+    ] {
+        if let (Some(path), Some(text)) = (path, text) {
+            if let Err(e) = std::fs::write(path, text) {
+                return bad(&format!("{}: {e}", path.display()));
+            }
+        }
+    }
+    for source in &o.drivers {
+        let mine: Vec<reports::Trial> = trials.iter().filter(|t| t.driver == source.label()).cloned().collect();
+        println!("\ndriver {}: {}", source.label(), reports::summary(&mine));
+    }
+    if trials.iter().any(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass)) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn fetch(provider: RealProvider, versions: &[fakes::version::Version]) -> ExitCode {
+    let provider = match provider {
+        RealProvider::Codex => Provider::Codex,
+        RealProvider::Claude => Provider::Claude,
+    };
+    for &version in versions {
+        match harness::trial::real::fetch(provider, version) {
+            Ok(path) => println!("{} {version}: {}", provider.as_str(), path.display()),
+            Err(e) => return bad(&e),
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn bad(message: &str) -> ExitCode {
+    eprintln!("conformance: {message}");
+    ExitCode::from(2)
+}
+
+fn exit(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(2))
+}

@@ -1,0 +1,179 @@
+//! The plan: which scenarios exist (discovery and the checks across them),
+//! which provider versions each runs on (read from the fakes' profiles), and
+//! the list of trials with their names and skip reasons. Nothing runs here.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use fakes::version::Version;
+
+use crate::mutants::mutants;
+use crate::scenario::{Provider, Scenario, ScenarioError};
+use crate::source::DriverSource;
+
+/// The scenario files compiled into the harness (the default suite).
+pub const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/embedded_scenarios.rs"));
+
+/// Parses the embedded scenarios; errors name the embedded file.
+pub fn embedded() -> (Vec<Scenario>, Vec<ScenarioError>) {
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for (name, text) in EMBEDDED {
+        match Scenario::parse(&Path::new("scenarios").join(name), text) {
+            Ok(s) => ok.push(s),
+            Err(e) => bad.push(e),
+        }
+    }
+    (ok, bad)
+}
+
+/// Loads every scenario file below `dir`.
+pub fn load_dir(dir: &Path) -> Result<(Vec<Scenario>, Vec<ScenarioError>), ScenarioError> {
+    let files = crate::scenario::discover(dir)
+        .map_err(|e| ScenarioError::unreadable(dir, format!("cannot list scenarios: {e}")))?;
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for f in files {
+        match Scenario::load(&f) {
+            Ok(s) => ok.push(s),
+            Err(e) => bad.push(e),
+        }
+    }
+    Ok((ok, bad))
+}
+
+/// Checks across scenarios: unique ids, and every `caught_by` names a mutant.
+pub fn check_set(scenarios: &[Scenario]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut ids = BTreeSet::new();
+    let known: BTreeSet<&str> = mutants().iter().map(|m| m.name).collect();
+    for s in scenarios {
+        if !ids.insert(s.id.clone()) {
+            problems.push(format!("{}: scenario id `{}` is used twice", s.path.display(), s.id));
+        }
+        for m in &s.caught_by {
+            if !known.contains(m.as_str()) {
+                problems.push(format!("{}: caught_by names unknown mutant `{m}`", s.path.display()));
+            }
+        }
+    }
+    problems
+}
+
+/// The versions a provider is simulated at, one trial each, from the fakes'
+/// profiles. Providers without a fake have no versions: one trial, `None`.
+pub fn versions(provider: Provider) -> Vec<Option<Version>> {
+    match provider {
+        Provider::Codex => fakes::codex::profile::MEASURED.iter().copied().map(Some).collect(),
+        Provider::Claude => fakes::claude::profile::MEASURED.iter().copied().map(Some).collect(),
+        Provider::Cursor | Provider::Codebuddy => vec![None],
+    }
+}
+
+/// `codex 0.148.0`, or `cursor (no versions)` for a provider without any.
+pub fn provider_label(provider: Provider, version: Option<Version>) -> String {
+    match version {
+        Some(v) => format!("{} {v}", provider.as_str()),
+        None => format!("{} (no versions)", provider.as_str()),
+    }
+}
+
+/// `codex-0.148.0::id`, `claude-2.1.332::id`, `cursor::id`.
+pub fn trial_name(scenario: &Scenario, version: Option<Version>) -> String {
+    match version {
+        Some(v) => format!("{}-{v}::{}", scenario.provider.as_str(), scenario.id),
+        None => format!("{}::{}", scenario.provider.as_str(), scenario.id),
+    }
+}
+
+/// Why a trial does not apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The scenario's version range excludes this version.
+    OutOfRange { provider: &'static str, range: String },
+    ProviderNotClaimed(&'static str),
+    CapabilitiesNotClaimed(Vec<String>),
+    /// Only a fake can play it (e.g. a scripted provider request).
+    NeedsFake(String),
+    /// A real run was asked for and no real binary is cached.
+    NoRealBinary { provider: &'static str, version: String },
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::OutOfRange { provider, range } => write!(f, "not applicable: needs {provider} {range}"),
+            SkipReason::ProviderNotClaimed(p) => write!(f, "driver does not claim provider {p}"),
+            SkipReason::CapabilitiesNotClaimed(c) => write!(f, "driver does not claim: {}", c.join(", ")),
+            SkipReason::NeedsFake(why) => write!(f, "{why}"),
+            SkipReason::NoRealBinary { provider, version } => {
+                write!(f, "no real {provider} {version}: run scripts/fetch-provider.sh {provider} {version}")
+            }
+        }
+    }
+}
+
+/// Why a trial does not apply to a driver with these capabilities, if it does not.
+pub fn skip_reason(scenario: &Scenario, version: Option<Version>, capabilities: &BTreeSet<String>) -> Option<SkipReason> {
+    let provider = scenario.provider.as_str();
+    if version.is_some_and(|v| !scenario.version_range().contains(v)) {
+        return Some(SkipReason::OutOfRange { provider, range: scenario.versions.clone() });
+    }
+    if !capabilities.contains(provider) {
+        return Some(SkipReason::ProviderNotClaimed(provider));
+    }
+    let missing: Vec<String> = scenario.requires.iter().filter(|c| !capabilities.contains(*c)).cloned().collect();
+    if !missing.is_empty() {
+        return Some(SkipReason::CapabilitiesNotClaimed(missing));
+    }
+    None
+}
+
+/// One planned trial: a scenario, on one provider version, against one driver.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    pub scenario: Arc<Scenario>,
+    pub version: Option<Version>,
+    pub driver: DriverSource,
+}
+
+impl Trial {
+    pub fn name(&self) -> String {
+        trial_name(&self.scenario, self.version)
+    }
+
+    pub fn provider_label(&self) -> String {
+        provider_label(self.scenario.provider, self.version)
+    }
+}
+
+/// Every trial of a run, in report order: driver, then scenario, then
+/// version. `only` keeps just those versions when not empty (a provider
+/// without versions then has no trial).
+pub fn trials(scenarios: &[Arc<Scenario>], drivers: &[DriverSource], only: &[Version]) -> Vec<Trial> {
+    let mut out = Vec::new();
+    for driver in drivers {
+        for s in scenarios {
+            for version in versions(s.provider) {
+                if only.is_empty() || version.is_some_and(|v| only.contains(&v)) {
+                    out.push(Trial { scenario: Arc::clone(s), version, driver: driver.clone() });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Why a scenario cannot run on a real provider binary, if it cannot.
+pub fn real_run_skip(scenario: &Scenario) -> Option<SkipReason> {
+    use crate::scenario::Step;
+    if !matches!(scenario.provider, Provider::Codex | Provider::Claude) {
+        return Some(SkipReason::NeedsFake(format!("no real {} to run", scenario.provider.as_str())));
+    }
+    if scenario.steps.iter().any(|s| matches!(s, Step::Request { .. } | Step::RawRequest { .. })) {
+        return Some(SkipReason::NeedsFake("needs the fake: a real provider cannot be scripted to send this request".into()));
+    }
+    None
+}

@@ -1,0 +1,120 @@
+//! Runs planned trials to verdicts: [`run_with`] is the one function that
+//! runs a trial (skip check, the trial, its verdict, keeping its run
+//! directory); [`run_all`] fans a plan out over the pool and turns each
+//! verdict into a report record.
+
+use std::time::Instant;
+
+use fakes::version::Version;
+use serde_json::Value;
+
+use crate::driver::{Driver, Failure};
+use crate::plan::{self, SkipReason, Trial};
+use crate::scenario::Scenario;
+use crate::source::DriverSource;
+use crate::trial::{self, Fakes};
+use crate::verdict::{self, fidelity, Verdict};
+
+/// A trial's verdict and its fidelity summary (Null when it did not run).
+pub struct Outcome {
+    pub verdict: Verdict,
+    pub summary: Value,
+}
+
+/// Runs one trial of `scenario` against `driver`.
+pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes) -> Outcome {
+    let skipped = |reason| Outcome { verdict: Verdict::Skip(reason), summary: Value::Null };
+    if let Some(reason) = plan::skip_reason(scenario, version, &driver.capabilities()) {
+        return skipped(reason);
+    }
+    if fakes.real_only {
+        if let Some(reason) = plan::real_run_skip(scenario) {
+            return skipped(reason);
+        }
+        if fakes.real_binary(scenario.provider, version).is_none() {
+            let version = version.map(|v| v.to_string()).unwrap_or_default();
+            return skipped(SkipReason::NoRealBinary { provider: scenario.provider.as_str(), version });
+        }
+    }
+    let mut obs = trial::run(scenario, version, driver, fakes);
+    let verdict = verdict::judge(scenario, version, &obs);
+    let summary = fidelity::summarize(&obs.run_dir, &obs);
+    if crate::limits::keep_run_dir(verdict.failed()) {
+        if let Some(dir) = obs.dir.take() {
+            eprintln!("kept run directory {} ({})", dir.keep().display(), plan::trial_name(scenario, version));
+        }
+    }
+    Outcome { verdict, summary }
+}
+
+/// Runs one planned trial with a fresh driver; Err if the driver cannot start.
+pub fn run_one(trial: &Trial, fakes: &Fakes) -> Result<Outcome, Failure> {
+    let mut driver = trial.driver.make()?;
+    Ok(run_with(&trial.scenario, trial.version, driver.as_mut(), fakes))
+}
+
+/// The report record of a finished trial.
+pub fn record(trial: &Trial, verdict: &Verdict, seconds: f64) -> reports::Trial {
+    let outcome = match verdict {
+        Verdict::Pass => reports::Outcome::Pass,
+        Verdict::Skip(_) => reports::Outcome::Skip,
+        Verdict::Fail(_) | Verdict::NotTestable { .. } => reports::Outcome::Fail,
+    };
+    reports::Trial {
+        name: trial.name(),
+        scenario: trial.scenario.id.clone(),
+        provider: trial.provider_label(),
+        driver: trial.driver.label(),
+        outcome,
+        note: verdict.note(),
+        mismatches: verdict.mismatches().to_vec(),
+        seconds,
+    }
+}
+
+/// Runs every trial on `jobs` threads; `progress` sees each record in plan
+/// order. Err names the first driver that could not even be started.
+pub fn run_all(
+    trials: &[Trial],
+    fakes: &Fakes,
+    jobs: usize,
+    mut progress: impl FnMut(&reports::Trial),
+) -> Result<Vec<reports::Trial>, (DriverSource, Failure)> {
+    let results = crate::pool::map_ordered(
+        trials,
+        jobs,
+        |t| {
+            let started = Instant::now();
+            run_one(t, fakes).map(|o| record(t, &o.verdict, started.elapsed().as_secs_f64()))
+        },
+        |_, r| {
+            if let Ok(t) = r {
+                progress(t)
+            }
+        },
+    );
+    results.into_iter().zip(trials).map(|(r, t)| r.map_err(|e| (t.driver.clone(), e))).collect()
+}
+
+/// Runs a mutant on every applicable version. Ok(versions that failed it)
+/// when at least one did; Err(explanation) when it got through everywhere.
+pub fn run_mutant(scenario: &Scenario, mutant: &str, fakes: &Fakes) -> Result<Vec<Option<Version>>, String> {
+    let Some(m) = crate::mutants::mutants().into_iter().find(|m| m.name == mutant) else {
+        return Err(format!("no mutant named `{mutant}`"));
+    };
+    let mut caught = Vec::new();
+    let mut ran = 0;
+    for v in plan::versions(scenario.provider) {
+        let verdict = run_with(scenario, v, &mut (m.build)(), fakes).verdict;
+        if verdict.failed() {
+            caught.push(v);
+        } else if verdict == Verdict::Pass {
+            ran += 1;
+        }
+    }
+    if caught.is_empty() {
+        Err(format!("mutant `{mutant}` ({}) passed scenario `{}` on all {ran} applicable versions", m.bug, scenario.id))
+    } else {
+        Ok(caught)
+    }
+}

@@ -1,0 +1,47 @@
+//! Where the driver under test comes from: a built-in driver (the reference
+//! or one of its mutants) in process, or a shim program of any language.
+
+use crate::driver::{Driver, Failure};
+use crate::mutants::mutants;
+use crate::reference::ReferenceDriver;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriverSource {
+    /// `reference` or `mutant:NAME`, in process.
+    Builtin(String),
+    /// A shim program and its arguments (docs/driver-protocol.md).
+    Shim(Vec<String>),
+}
+
+impl DriverSource {
+    pub fn reference() -> DriverSource {
+        DriverSource::Builtin("reference".into())
+    }
+
+    pub fn mutant(name: &str) -> DriverSource {
+        DriverSource::Builtin(format!("mutant:{name}"))
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            DriverSource::Builtin(n) => n.clone(),
+            DriverSource::Shim(cmd) => cmd.join(" "),
+        }
+    }
+
+    /// A fresh driver for one trial.
+    pub fn make(&self) -> Result<Box<dyn Driver>, Failure> {
+        match self {
+            DriverSource::Shim(cmd) => Ok(Box::new(crate::shim::ShimDriver::start(cmd)?)),
+            DriverSource::Builtin(name) if name == "reference" => Ok(Box::new(ReferenceDriver::new())),
+            DriverSource::Builtin(name) => {
+                let wanted = name.strip_prefix("mutant:").unwrap_or(name);
+                mutants()
+                    .into_iter()
+                    .find(|m| m.name == wanted)
+                    .map(|m| Box::new((m.build)()) as Box<dyn Driver>)
+                    .ok_or_else(|| Failure::new("bad-driver", format!("no built-in driver `{name}`")))
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! One trial: a scenario played against one driver on one provider version,
+//! in a fresh run directory, under a watchdog. A trial yields
+//! [`Observations`] and nothing else; judging them is the verdict's job.
+
+mod host;
+mod observe;
+mod play;
+mod providers;
+pub mod real;
+mod setup;
+mod wrapper;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+
+use fakes::version::Version;
+use fakes::wire::read_jsonl;
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub use providers::{FakeCommand, Fakes};
+
+use crate::driver::{Driver, Failure, Prompt};
+use crate::limits::trial_timeout;
+use crate::scenario::Scenario;
+
+/// The provider's transcript in a run directory, whichever fake wrote it.
+pub const TRANSCRIPT: &str = "provider.jsonl";
+
+/// Everything observed during one trial.
+#[derive(Debug, Default)]
+pub struct Observations {
+    pub launch_error: Option<Failure>,
+    /// Provider processes started (from the fake's own launch records).
+    pub provider_launches: usize,
+    pub steps: Vec<StepObservation>,
+    /// Host prompts no step accounts for.
+    pub stray_prompts: Vec<Prompt>,
+    /// Every approvalPolicy the provider's threads were opened with.
+    pub approval_policies: Vec<Value>,
+    /// Whether each initialize asked for experimentalApi.
+    pub experimental_api: Vec<bool>,
+    /// The provider's wire and events, as its transcript recorded them.
+    pub transcript: Vec<Value>,
+    /// Every secret value the host handed out, initial and rotated.
+    pub secrets: Vec<String>,
+    /// The harness could not prepare the run.
+    pub setup_error: Option<String>,
+    pub run_dir: PathBuf,
+    /// The run directory; removed when dropped unless kept.
+    pub dir: Option<TempDir>,
+    /// The trial hit its time limit.
+    pub timed_out: bool,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct StepObservation {
+    /// The fake provider's outcome record for this step, if any.
+    pub outcome: Option<Value>,
+    pub server_calls: u64,
+    pub host_asked: bool,
+    /// Calls of the host's own tool this step made through the bridge.
+    pub bridge_calls: u64,
+    /// The driver reported a bridged record under this step's call id.
+    pub driver_recorded: bool,
+    /// Gateway pauses the driver made for this step, and the row it bound.
+    pub interrupted: bool,
+    pub oauth_required: bool,
+    pub bound_row: Option<String>,
+    pub fingerprint: Option<String>,
+    /// A driver call made for this step (turn, resume ...) failed.
+    pub driver_error: Option<Failure>,
+}
+
+
+/// Runs one trial in a fresh temporary directory. If it outlives the limit,
+/// the provider processes are killed, which unblocks a driver waiting on
+/// them, and the observations say it timed out.
+pub fn run(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes) -> Observations {
+    let dir = match tempfile::Builder::new().prefix("conformance-").tempdir() {
+        Ok(d) => d,
+        Err(e) => return Observations { setup_error: Some(format!("no temp dir: {e}")), ..Observations::default() },
+    };
+    let mut obs = run_in(scenario, version, driver, fakes, dir.path());
+    obs.dir = Some(dir);
+    obs
+}
+
+/// Runs one trial in `dir` under the watchdog.
+pub fn run_in(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
+    let (done, finished) = mpsc::channel::<()>();
+    let fired = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let fired = &fired;
+        scope.spawn(move || {
+            if let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(trial_timeout()) {
+                fired.store(true, Ordering::SeqCst);
+                kill_providers(dir);
+            }
+        });
+        let mut obs = play::play(scenario, version, driver, fakes, dir);
+        let _ = done.send(());
+        obs.timed_out = fired.load(Ordering::SeqCst);
+        obs
+    })
+}
+
+/// Kills the provider processes the fake recorded launching in `dir`.
+pub fn kill_providers(dir: &Path) {
+    for e in read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default() {
+        if e["event"] == "launch" {
+            if let Some(pid) = e["pid"].as_u64() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-s", "KILL", "--", &pid.to_string()])
+                    .stderr(std::process::Stdio::null())
+                    .status();
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! Reads what the fakes and the MCP servers recorded into [`Observations`]:
+//! outcomes per step, server calls attributed to steps, thread policies and
+//! the provider's wire. No judging here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fakes::wire::read_jsonl;
+use serde_json::{json, Value};
+
+use super::setup::call_arguments;
+use super::{Observations, TRANSCRIPT};
+use crate::scenario::{Scenario, Step};
+
+pub(super) fn gather(scenario: &Scenario, dir: &Path, recordings: &BTreeMap<String, PathBuf>, obs: &mut Observations) {
+    let codex = read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default();
+    obs.provider_launches = codex.iter().filter(|e| e["event"] == "launch").count();
+    obs.approval_policies = codex.iter().filter(|e| e["event"] == "thread").map(|e| e["approvalPolicy"].clone()).collect();
+    obs.experimental_api = codex
+        .iter()
+        .filter(|e| e["dir"] == "c2s" && e["msg"]["method"] == "initialize")
+        .map(|e| e["msg"]["params"]["capabilities"]["experimentalApi"] == json!(true))
+        .collect();
+    for e in codex.iter().filter(|e| e["event"] == "outcome") {
+        if let Some(i) = e["step"].as_u64().map(|s| s as usize) {
+            if let Some(step) = obs.steps.get_mut(i) {
+                step.outcome = Some(e.clone());
+            }
+        }
+    }
+    // Server calls, attributed by server, tool and exact arguments.
+    let calls: Vec<(String, Value)> = recordings
+        .iter()
+        .flat_map(|(server, path)| {
+            read_jsonl(path)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|e| e["event"] == "tools/call")
+                .map(move |e| (server.clone(), e))
+        })
+        .collect();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        if let Step::ToolCall { server, tool, arguments, .. } = step {
+            let args = call_arguments(i, arguments.as_ref());
+            obs.steps[i].server_calls = calls
+                .iter()
+                .filter(|(s, e)| s == server.trim() && e["tool"] == json!(tool.trim()) && e["arguments"] == args)
+                .count() as u64;
+        }
+    }
+    obs.transcript = codex;
+}

@@ -1,0 +1,76 @@
+//! The executable at the binary path a driver is given: a small `/bin/sh`
+//! script that starts the fake with this trial's script, or the real CLI
+//! behind the recording relay and pointed at the mock model.
+
+use std::path::Path;
+
+use super::providers::FakeCommand;
+
+/// The scenario reaches the fake through this wrapper at the binary path the
+/// driver is given, so nothing depends on the driver passing env through.
+pub fn write_fake(path: &Path, fake: &FakeCommand, script: &Path) -> std::io::Result<()> {
+    let args = ["--run".to_string(), script.display().to_string()];
+    write_exec_script(path, "", fake, &args)
+}
+
+/// A stand-in CLI for providers the fakes do not simulate: it appends a
+/// launch record and fails.
+pub fn write_launch_recorder(path: &Path, transcript: &Path) -> std::io::Result<()> {
+    let target = shell_quote(&transcript.display().to_string());
+    std::fs::write(path, format!("#!/bin/sh\necho '{{\"event\":\"launch\"}}' >> {target}\nexit 1\n"))?;
+    make_executable(path)
+}
+
+/// Real Codex, pointed at the mock model with `-c` (the driver owns
+/// config.toml), behind the recording relay.
+pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, codex: &Path, model_base: &str) -> std::io::Result<()> {
+    let provider = format!(
+        "model_providers.mock={{name=\"mock\",base_url=\"{model_base}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}"
+    );
+    let mut args = relayed(transcript, codex);
+    for c in ["model_provider=\"mock\"", "model=\"mock-model\"", &provider] {
+        args.extend(["-c".to_string(), c.to_string()]);
+    }
+    write_exec_script(path, "export MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\n", relay, &args)
+}
+
+/// Real Claude Code: the mock model by environment, an isolated HOME, MCP
+/// tools inlined (no tool search), behind the relay.
+pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &Path, model_base: &str, home: &Path) -> std::io::Result<()> {
+    let preamble = format!(
+        "export ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=sk-ant-mock HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false\n",
+        shell_quote(model_base),
+        shell_quote(&home.display().to_string()),
+    );
+    std::fs::create_dir_all(home)?;
+    write_exec_script(path, &preamble, relay, &relayed(transcript, claude))
+}
+
+/// Relay arguments: record into `transcript`, run `program`.
+fn relayed(transcript: &Path, program: &Path) -> Vec<String> {
+    vec!["--log".into(), transcript.display().to_string(), "--".into(), program.display().to_string()]
+}
+
+/// A single-quoted shell word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// An executable `/bin/sh` script at `path` that runs `preamble` (already
+/// shell text), then execs `command` with `args` and its own arguments.
+fn write_exec_script(path: &Path, preamble: &str, command: &FakeCommand, args: &[String]) -> std::io::Result<()> {
+    let mut line = vec![shell_quote(&command.program.display().to_string())];
+    line.extend(command.prefix.iter().chain(args).map(|a| shell_quote(a)));
+    std::fs::write(path, format!("#!/bin/sh\n{preamble}exec {} \"$@\"\n", line.join(" ")))?;
+    make_executable(path)
+}
+
+fn make_executable(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
