@@ -105,7 +105,7 @@ pub fn run_mutant(scenario: &Scenario, mutant: &str, fakes: &Fakes) -> Result<Ve
     let mut caught = Vec::new();
     let mut ran = 0;
     for v in plan::versions(scenario.provider) {
-        let verdict = run_with(scenario, v, &mut (m.build)(), fakes).verdict;
+        let verdict = run_with(scenario, v, &mut m.build(), fakes).verdict;
         if verdict.failed() {
             caught.push(v);
         } else if verdict == Verdict::Pass {

@@ -39,7 +39,7 @@ impl DriverSource {
                 mutants()
                     .into_iter()
                     .find(|m| m.name == wanted)
-                    .map(|m| Box::new((m.build)()) as Box<dyn Driver>)
+                    .map(|m| Box::new(m.build()) as Box<dyn Driver>)
                     .ok_or_else(|| Failure::new("bad-driver", format!("no built-in driver `{name}`")))
             }
         }

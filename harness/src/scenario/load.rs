@@ -201,19 +201,7 @@ impl Scenario {
 
 impl ToolCallExpect {
     fn is_empty(&self) -> bool {
-        self.prompted.is_none()
-            && self.host_asked.is_none()
-            && self.answer.is_none()
-            && self.persisted.is_none()
-            && self.server_calls.is_none()
-            && self.item.is_none()
-            && self.model_saw.is_none()
-            && self.blocks.is_none()
-            && self.annotated.is_none()
-            && self.driver_recorded.is_none()
-            && self.interrupted.is_none()
-            && self.oauth_required.is_none()
-            && self.bound_row.is_none()
+        *self == ToolCallExpect::default()
     }
 }
 

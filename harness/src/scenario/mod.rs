@@ -204,11 +204,17 @@ pub struct ProviderSawExpect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestKind {
+    /// A command execution approval (`item/commandExecution/requestApproval`).
     Command,
+    /// A file change approval (`item/fileChange/requestApproval`).
     FileChange,
+    /// A permissions request (`item/permissions/requestApproval`).
     Permissions,
+    /// An MCP server's URL elicitation; names its `server`.
     UrlElicitation,
+    /// An MCP server's form elicitation; names its `server`.
     FormElicitation,
+    /// A question for the user (`item/tool/requestUserInput`).
     UserInput,
 }
 
@@ -296,7 +302,7 @@ impl Step {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCallExpect {
     /// The provider sent an approval prompt to the driver.
