@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::cli::{self, Options};
 use super::config::{self, Locations, ServerConfig, ServerTransport, SettingsInput};
-use super::profile::Profile;
+use super::profile::{self, Profile};
 use super::render::{self, BlobDir, Rendered};
 use super::rules::{self, ModeDenial, PromptAnswer, Rule, RuleSource, Rules, Verdict};
 use crate::codex::script::{Action, Script};
@@ -36,7 +36,7 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
     let format = opts.output_format.clone().unwrap_or_else(|| "text".into());
     let mut out = Output { rec: rec.clone(), format, stdout: std::io::stdout() };
     if opts.version {
-        out.text(&format!("{} (Claude Code)", profile.version));
+        out.text(&profile.version_line());
         return 0;
     }
     if opts.help {
@@ -50,7 +50,7 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
         return fail(&rec, "fake-claude: --input-format stream-json (SDK host mode) is not simulated", 2);
     }
     if out.format == "stream-json" && !opts.verbose {
-        return fail(&rec, "Error: When using --print, --output-format=stream-json requires --verbose", 1);
+        return fail(&rec, profile::STREAM_JSON_NEEDS_VERBOSE, 1);
     }
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -62,7 +62,7 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
 
     let dynamic = match config::load_mcp_configs(&opts.mcp_configs, &cwd, &env, &profile) {
         Ok(s) => s,
-        Err(lines) => return fail(&rec, &format!("Error: Invalid MCP configuration:\n{}", lines.join("\n")), 1),
+        Err(lines) => return fail(&rec, &profile::invalid_mcp_config(&lines), 1),
     };
     let sources = match config::parse_setting_sources(opts.setting_sources.as_deref()) {
         Ok(s) => s,
@@ -87,7 +87,7 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
     rules.deny.extend(cli::split_tool_list(&opts.disallowed_tools).into_iter().map(|r| Rule::new(r, RuleSource::Cli)));
     let mode = permission_mode(&opts, settings.default_mode.as_deref());
     if mode == "bypassPermissions" && is_root() && env.get("IS_SANDBOX").map(String::as_str) != Some("1") {
-        return fail(&rec, "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons", 1);
+        return fail(&rec, profile::ROOT_SKIPS_PERMISSIONS, 1);
     }
 
     let mut state = State::load(&script.state);
@@ -110,7 +110,7 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
         }
     };
     if prompt.trim().is_empty() {
-        return fail(&rec, "Error: Input must be provided either through stdin or as a prompt argument when using --print", 1);
+        return fail(&rec, profile::NO_PROMPT, 1);
     }
 
     let turn = state.next_turn;
@@ -220,32 +220,29 @@ struct SessionError {
 fn resolve_session(opts: &Options, state: &State) -> Result<String, SessionError> {
     let err = |m: String, s: Option<String>| SessionError { message: m, result_session: s };
     if (opts.resume.is_some() || opts.continue_session) && opts.session_id.is_some() && !opts.fork_session {
-        return Err(err("Error: --session-id with --continue or --resume also needs --fork-session.".into(), None));
+        return Err(err(profile::SESSION_ID_NEEDS_FORK.into(), None));
     }
     if let Some(id) = &opts.session_id {
         if !is_uuid(id) {
-            return Err(err("Error: Invalid session ID. Must be a valid UUID.".into(), None));
+            return Err(err(profile::INVALID_SESSION_ID.into(), None));
         }
         if state.sessions.contains(id) {
-            return Err(err(format!("Error: Session ID {id} is already in use."), None));
+            return Err(err(profile::session_id_in_use(id), None));
         }
     }
     let fresh = || opts.session_id.clone().unwrap_or_else(new_uuid);
     let resumed = if let Some(r) = &opts.resume {
         if !is_uuid(r) {
-            return Err(err(
-                format!("Error: --resume requires a valid session ID or session title when used with --print. Usage: claude -p --resume <session-id|title>. Provided value \"{r}\" is not a UUID and does not match any session title."),
-                Some(new_uuid()),
-            ));
+            return Err(err(profile::resume_not_uuid(r), Some(new_uuid())));
         }
         if !state.sessions.contains(r) {
-            return Err(err(format!("No conversation found with session ID: {r}"), Some(r.clone())));
+            return Err(err(profile::no_conversation(r), Some(r.clone())));
         }
         r.clone()
     } else if opts.continue_session {
         match state.sessions.last() {
             Some(s) => s.clone(),
-            None => return Err(err("No conversation found to continue".into(), None)),
+            None => return Err(err(profile::NOTHING_TO_CONTINUE.into(), None)),
         }
     } else {
         return Ok(fresh());
@@ -571,7 +568,7 @@ impl Session {
     fn decide_and_run(&mut self, server: &str, tool: &str, name: &str, id: &str, arguments: &Value) -> (CallOutcome, Option<String>) {
         let available = self.servers.iter().any(|s| s.config.name == server && s.has_tool(tool)) && !self.rules.denies(name);
         if !available {
-            let mut o = CallOutcome::refused("removed", Rendered::error(rules::no_such_tool(name)));
+            let mut o = CallOutcome::refused("removed", Rendered::error(profile::no_such_tool(name)));
             o.denial = false;
             return (o, None);
         }
@@ -600,12 +597,12 @@ impl Session {
             Verdict::ModeDenied(kind) => {
                 let (text, extra, meta) = match kind {
                     ModeDenial::Plan => (
-                        rules::plan_denial(name),
+                        profile::plan_denial(name),
                         json!({"decision_reason_type": "mode"}),
                         rejected_meta("user-rejected", json!({"decision": "reject", "source": "config"})),
                     ),
                     ModeDenial::DontAsk => (
-                        rules::dont_ask_denial(name),
+                        profile::dont_ask_denial(name),
                         json!({"decision_reason_type": "mode"}),
                         rejected_meta("permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "mode"})),
                     ),
@@ -621,7 +618,7 @@ impl Session {
             }
             Verdict::Gated => match self.prompt_tool.clone() {
                 None => {
-                    let mut o = CallOutcome::refused("denied", Rendered::error(rules::not_granted(name)));
+                    let mut o = CallOutcome::refused("denied", Rendered::error(profile::not_granted(name)));
                     o.denied_event = Some(json!({}));
                     o.meta = Some(rejected_meta("user-rejected", json!({"decision": "reject", "source": "config"})));
                     (o, None)
@@ -645,13 +642,10 @@ impl Session {
     ) -> (CallOutcome, Option<String>) {
         let available = self.mcp_tools();
         let Some((p_server, p_tool)) = available.contains(&prompt_tool.to_string()).then(|| self.split_name(prompt_tool)).flatten() else {
-            let message = format!(
-                "Error: MCP tool {prompt_tool} (passed via --permission-prompt-tool) not found. Available MCP tools: {}",
-                available.join(", ")
-            );
+            let message = profile::prompt_tool_not_found(prompt_tool, &available);
             let o = CallOutcome {
                 denial: false,
-                ..CallOutcome::refused("prompt", Rendered::error(format!("<tool_use_error>Error calling tool ({name}): {message}</tool_use_error>")))
+                ..CallOutcome::refused("prompt", Rendered::error(profile::tool_use_error(name, &message)))
             };
             return (o, Some(message));
         };
@@ -681,7 +675,7 @@ impl Session {
             }
             PromptAnswer::Invalid => {
                 let rendered = match &reply {
-                    Err(e) => Rendered::error(format!("<tool_use_error>Error calling tool ({name}): Error: {}</tool_use_error>", failure_text(&p_server, &p_tool, e, 0.0))),
+                    Err(e) => Rendered::error(profile::tool_use_error(name, &format!("Error: {}", profile::failure_text(&p_server, &p_tool, e, 0.0)))),
                     Ok(_) => Rendered::error(self.profile.invalid_prompt_answer_text()),
                 };
                 let mut o = CallOutcome::refused("prompt", rendered);
@@ -751,7 +745,7 @@ impl Session {
                 let rendered = render::render(server, &name, &result, hint.as_ref(), &blobs);
                 (rendered, if is_error { "failed" } else { "completed" }, result)
             }
-            Err(e) => (Rendered::error(failure_text(server, tool, &e, timeout_ms)), "failed", Value::Null),
+            Err(e) => (Rendered::error(profile::failure_text(server, tool, &e, timeout_ms)), "failed", Value::Null),
         };
         CallOutcome {
             decision: "allowed",
@@ -802,15 +796,6 @@ impl Drop for Session {
                 }
             }
         });
-    }
-}
-
-/// What the model sees when a call brings back no result.
-fn failure_text(server: &str, tool: &str, failure: &CallFailure, timeout_ms: f64) -> String {
-    match failure {
-        CallFailure::TimedOut => format!("MCP server \"{server}\" tool \"{tool}\" timed out after {}s", (timeout_ms / 1000.0).floor() as u64),
-        CallFailure::Rpc { code, message } => format!("MCP error {code}: {message}"),
-        CallFailure::Transport(_) => "MCP error -32000: Connection closed".to_string(),
     }
 }
 

@@ -11,10 +11,9 @@ use serde_json::{json, Value};
 
 use super::approval::{self, Decision};
 use super::config::{BaseConfig, Settings};
-use crate::mcp_client::{ClientProfile, McpConnection, ServerTarget};
-use super::profile::Profile;
+use super::profile::{self, Profile};
 use super::script::{Action, RequestKind, Script};
-use crate::version::Version;
+use crate::mcp_client::{McpConnection, ServerTarget};
 use crate::wire::{self, Line, Recorder};
 
 /// How long the fake waits for the client to answer one of its requests. The
@@ -138,7 +137,7 @@ impl Server {
                 }
                 Line::Garbage { text, error } => {
                     self.rec.record(&json!({"event": "bad_client_line", "text": text, "error": error}));
-                    self.send(json!({"id": null, "error": {"code": -32700, "message": format!("Parse error: {error}")}}));
+                    self.send(json!({"id": null, "error": {"code": -32700, "message": profile::parse_error(&error)}}));
                 }
                 Line::TooLong { len } => {
                     self.rec.record(&json!({"event": "bad_client_line", "error": format!("line of {len} bytes")}));
@@ -172,11 +171,6 @@ impl Server {
         self.send(json!({"method": method, "params": params, "emittedAtMs": now_ms()}));
     }
 
-    /// Whether this version has the wire shape first measured in 0.MINOR.PATCH.
-    fn since(&self, minor: u32, patch: u32) -> bool {
-        self.profile.version >= Version::new(0, minor, patch)
-    }
-
     fn respond(&mut self, id: &Value, result: Result<Value, (i64, String)>) {
         match result {
             Ok(r) => self.send(json!({"id": id, "result": r})),
@@ -194,7 +188,7 @@ impl Server {
         };
         let result = match method.as_str() {
             "initialize" => self.initialize(&params),
-            _ if !self.initialized => Err((-32600, "Not initialized".to_string())),
+            _ if !self.initialized => Err((-32600, profile::NOT_INITIALIZED.to_string())),
             "thread/start" | "thread/resume" => {
                 let opened = self.open_thread(&method, &params);
                 let ok = opened.is_ok();
@@ -206,14 +200,14 @@ impl Server {
             }
             "turn/start" => return self.turn(&id, &params),
             "turn/interrupt" => Ok(json!({})),
-            other => Err((-32601, format!("Invalid request: unknown variant `{other}`"))),
+            other => Err((-32601, profile::unknown_method(other))),
         };
         self.respond(&id, result);
     }
 
     fn initialize(&mut self, params: &Value) -> Result<Value, (i64, String)> {
         if self.initialized {
-            return Err((-32600, "Already initialized".into()));
+            return Err((-32600, profile::ALREADY_INITIALIZED.into()));
         }
         self.initialized = true;
         self.experimental_api = params.pointer("/capabilities/experimentalApi").and_then(Value::as_bool) == Some(true);
@@ -233,8 +227,8 @@ impl Server {
                 // Real Codex writes a thread's rollout at its first turn; a
                 // thread that never had one cannot be resumed.
                 Some(t) if self.load_state().rollouts.iter().any(|k| k == t) => Some(t.to_string()),
-                Some(t) => return Err((-32600, format!("no rollout found for thread id {t}"))),
-                None => return Err((-32600, "Invalid request: missing field `threadId`".to_string())),
+                Some(t) => return Err((-32600, profile::no_rollout(t))),
+                None => return Err((-32600, profile::MISSING_THREAD_ID.to_string())),
             }
         } else {
             None
@@ -244,10 +238,10 @@ impl Server {
             Value::String(s) if ["untrusted", "on-failure", "on-request", "never"].contains(&s.as_str()) => {}
             Value::Object(o) if o.contains_key("granular") => {
                 if !self.experimental_api {
-                    return Err((-32600, "askForApproval.granular requires experimentalApi capability".into()));
+                    return Err((-32600, profile::GRANULAR_NEEDS_EXPERIMENTAL_API.into()));
                 }
             }
-            other => return Err((-32600, format!("Invalid request: unknown approval policy {other}"))),
+            other => return Err((-32600, profile::unknown_approval_policy(other))),
         }
         let sandbox = params.get("sandbox").and_then(Value::as_str).unwrap_or("read-only").to_string();
         let settings = self.base.for_thread(params.get("config")).map_err(|e| (-32600, e))?;
@@ -271,7 +265,7 @@ impl Server {
             "approvalPolicy": policy, "approvalsReviewer": "user", "sandbox": sandbox_policy(&sandbox),
             "activePermissionProfile": null, "reasoningEffort": null, "multiAgentMode": "explicitRequestOnly",
         });
-        if self.since(171, 0) {
+        if self.profile.thread_start_lists_disabled_plugins() {
             result["disabledPluginIds"] = json!([]);
         }
         self.thread = Some(Thread {
@@ -292,24 +286,24 @@ impl Server {
         let now = now_ms() / 1000;
         let mut t = json!({
             "id": id, "extra": null, "sessionId": id, "forkedFromId": null, "parentThreadId": null,
-            "preview": "", "ephemeral": false, "historyMode": if self.since(153, 4) { "paginated" } else { "legacy" },
+            "preview": "", "ephemeral": false, "historyMode": if self.profile.thread_history_paginated() { "paginated" } else { "legacy" },
             "modelProvider": "mock", "createdAt": now, "updatedAt": now, "recencyAt": now,
             "status": {"type": "idle"}, "path": null, "cwd": cwd, "cliVersion": self.profile.version.to_string(),
             "source": "vscode", "canAcceptDirectInput": true, "threadSource": null, "agentNickname": null,
             "agentRole": null, "gitInfo": null, "name": null, "turns": [],
         });
-        if self.since(147, 0) {
+        if self.profile.thread_has_section() {
             t["section"] = Value::Null;
             t["sectionEnteredAt"] = Value::Null;
         } else {
             t["isPinned"] = json!(false);
         }
-        if self.since(153, 4) {
+        if self.profile.thread_names_model() {
             t["projectId"] = Value::Null;
             t["model"] = json!("mock-model");
             t["reasoningEffort"] = Value::Null;
         }
-        if self.since(171, 0) {
+        if self.profile.thread_has_environments() {
             t["environments"] = json!([{"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}]);
             t["attachedToThreadId"] = Value::Null;
             t["originator"] = json!(self.client_name);
@@ -320,7 +314,7 @@ impl Server {
 
     fn startup_status(&self, thread_id: &str, name: &str, status: &str, error: Value) -> Value {
         let mut p = json!({"threadId": thread_id, "name": name, "status": status, "error": error, "failureReason": null});
-        if self.since(171, 0) {
+        if self.profile.startup_status_has_environment_id() {
             p["environmentId"] = Value::Null;
         }
         p
@@ -332,7 +326,7 @@ impl Server {
         let view = if status == "inProgress" { "notLoaded" } else { "summary" };
         let mut t = json!({"id": id, "items": items, "itemsView": view, "status": status, "error": null,
                            "startedAt": started, "completedAt": completed, "durationMs": duration});
-        if self.since(171, 0) {
+        if self.profile.turn_has_root_turn_id() {
             t["rootTurnId"] = json!(id);
         }
         t
@@ -340,18 +334,18 @@ impl Server {
 
     fn agent_message(&self, id: String, text: &str) -> Value {
         let mut m = json!({"type": "agentMessage", "id": id, "text": text, "phase": null, "memoryCitation": null});
-        if self.since(153, 4) {
+        if self.profile.agent_message_has_delivery() {
             m["delivery"] = Value::Null;
             m["questions"] = Value::Null;
         }
-        if self.since(171, 0) {
+        if self.profile.agent_message_has_moderation() {
             m["moderation"] = Value::Null;
         }
         m
     }
 
     fn item_started(&mut self, ctx: &Value, mut item: Value, started_ms: u64) {
-        if self.since(171, 0) {
+        if self.profile.items_have_timestamps() {
             item["startedAtMs"] = json!(started_ms);
             item["completedAtMs"] = Value::Null;
         }
@@ -362,9 +356,11 @@ impl Server {
     fn item_completed(&mut self, ctx: &Value, mut item: Value, started_ms: u64) -> Value {
         let now = now_ms();
         let mut params = json!({"threadId": ctx["threadId"], "turnId": ctx["turnId"], "completedAtMs": now});
-        if self.since(171, 0) {
+        if self.profile.items_have_timestamps() {
             item["startedAtMs"] = json!(started_ms);
             item["completedAtMs"] = json!(now);
+        }
+        if self.profile.item_completed_has_token_count() {
             params["contentTokenCount"] = Value::Null;
         }
         params["item"] = item.clone();
@@ -386,10 +382,11 @@ impl Server {
             .map(|(n, s)| (n.clone(), s.clone()))
             .collect();
         self.notify("thread/started", json!({"thread": info}));
+        let client = self.profile.mcp_client();
         for (name, settings) in enabled {
             let starting = self.startup_status(&thread_id, &name, "starting", Value::Null);
             self.notify("mcpServer/startupStatus/updated", starting);
-            let conn = target(&settings, &self.env).and_then(|t| McpConnection::connect(&t, &self.env, &CODEX_CLIENT));
+            let conn = target(&settings, &self.env).and_then(|t| McpConnection::connect(&t, &self.env, &client));
             let (status, error) = match &conn {
                 Ok(_) => ("ready", Value::Null),
                 Err(e) => ("failed", json!(e)),
@@ -427,10 +424,10 @@ impl Server {
 
     fn turn(&mut self, id: &Value, params: &Value) {
         let Some(thread_id) = self.thread.as_ref().map(|t| t.id.clone()) else {
-            return self.respond(id, Err((-32600, "no active thread: call thread/start first".into())));
+            return self.respond(id, Err((-32600, profile::NO_ACTIVE_THREAD.into())));
         };
         if params.get("threadId").and_then(Value::as_str) != Some(thread_id.as_str()) {
-            return self.respond(id, Err((-32600, format!("thread not found: {}", params.get("threadId").unwrap_or(&Value::Null)))));
+            return self.respond(id, Err((-32600, profile::thread_not_found(params.get("threadId").unwrap_or(&Value::Null)))));
         }
         let mut state = self.load_state();
         let index = state.next_turn;
@@ -551,20 +548,20 @@ impl Server {
             _ => None,
         });
         let Some((annotations, description)) = known else {
-            let text = format!("unsupported call: mcp__{server}__{tool}");
+            let text = profile::unsupported_call(server, tool);
             self.rec.record(&json!({"event": "outcome", "step": step, "prompted": false, "item_status": null, "model_saw": text, "server": server, "tool": tool}));
             return;
         };
         let read_only = annotations.as_ref().and_then(|a| a.get("readOnlyHint")).cloned().unwrap_or(Value::Null);
-        let (since_147, since_171) = (self.since(147, 0), self.since(171, 0));
+        let (with_read_only, with_environment) = (self.profile.tool_item_has_read_only_hint(), self.profile.tool_item_has_environment());
         let item = |status: &str, result: Value, error: Value, duration: Value| {
             let mut it = json!({"type": "mcpToolCall", "id": call_id, "server": server, "tool": tool, "status": status,
                    "arguments": arguments, "appContext": null, "pluginId": null, "result": result, "error": error,
                    "durationMs": duration});
-            if since_147 {
+            if with_read_only {
                 it["readOnlyHint"] = read_only.clone();
             }
-            if since_171 {
+            if with_environment {
                 it["environmentId"] = Value::Null;
                 it["mcpAppUi"] = Value::Null;
             }
@@ -581,7 +578,7 @@ impl Server {
         let mut answer = Value::Null;
         let mut persist = Value::Null;
         let outcome = match decision {
-            Decision::DenyNever => Outcome::Failed(approval::NEVER_DENIAL.into()),
+            Decision::DenyNever => Outcome::Failed(profile::NEVER_DENIAL.into()),
             Decision::Run => self.run_tool(ctx, &call_id, server, tool, arguments),
             Decision::Prompt => {
                 prompted = true;
@@ -596,8 +593,8 @@ impl Server {
                         self.remember_approval(server, tool, &persist);
                         self.run_tool(ctx, &call_id, server, tool, arguments)
                     }
-                    Some("cancel") => Outcome::Failed(approval::CANCELLED.into()),
-                    _ => Outcome::Failed(approval::REJECTED.into()),
+                    Some("cancel") => Outcome::Failed(profile::CANCELLED.into()),
+                    _ => Outcome::Failed(profile::REJECTED.into()),
                 }
             }
         };
@@ -693,24 +690,24 @@ impl Server {
         }
         let profile = self.profile;
         let Some(Ok(conn)) = self.thread.as_mut().and_then(|t| t.servers.get_mut(server)) else {
-            return Outcome::Failed(format!("unknown MCP server '{server}'"));
+            return Outcome::Failed(profile::unknown_server(server));
         };
         match conn.call(tool, arguments, meta) {
             Ok(result) => {
                 if profile.float_priority_breaks() && has_float_priority(&result) {
                     self.last_raw_result = Some(result);
-                    Outcome::Failed("tool call failed: Unexpected response type".into())
+                    Outcome::Failed(profile::UNEXPECTED_RESPONSE_TYPE.into())
                 } else {
                     Outcome::Completed(result)
                 }
             }
-            Err(e) => Outcome::Failed(format!("tool call error: {e}")),
+            Err(e) => Outcome::Failed(profile::tool_call_error(&e)),
         }
     }
 
     /// What the model receives as the function call output.
     fn model_output(&self, outcome: &Outcome) -> Value {
-        let header = "Wall time: 0.0010 seconds\nOutput:";
+        let header = profile::OUTPUT_HEADER;
         let (text_parts, raw_blocks): (Vec<String>, Value) = match outcome {
             // Failures reach the model as a text block too (up to 0.150.x
             // that block is shown as JSON, as a result would be).
@@ -739,14 +736,11 @@ impl Server {
     }
 }
 
-const CODEX_CLIENT: ClientProfile =
-    ClientProfile { name: "codex-mcp-client", protocol_version: "2025-06-18", probe_discover: false };
-
 /// Codex reads an HTTP server's bearer token from the env var it names.
 fn target(s: &super::config::ServerSettings, env: &BTreeMap<String, String>) -> Result<ServerTarget, String> {
     let mut headers = BTreeMap::new();
     if let Some(var) = &s.bearer_token_env_var {
-        let token = env.get(var).ok_or_else(|| format!("environment variable `{var}` for the bearer token is not set"))?;
+        let token = env.get(var).ok_or_else(|| profile::missing_bearer_token(var))?;
         headers.insert("authorization".to_string(), format!("Bearer {token}"));
     }
     Ok(ServerTarget {
