@@ -13,22 +13,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::events::Event;
+use crate::events::{BridgeCall, Event};
 
 /// A tool the host implements and the driver exposes to the child.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BridgeTool {
     pub name: String,
     pub description: String,
-}
-
-/// One `tools/call` the child made on the bridge, waiting for its answer.
-#[derive(Debug)]
-pub struct BridgeCall {
-    pub tool: String,
-    pub arguments: Value,
-    pub meta: Value,
-    pub reply: Sender<Value>,
 }
 
 const MAX_BODY: usize = 16 * 1024 * 1024;

@@ -11,7 +11,7 @@ use std::sync::mpsc::Sender;
 use serde_json::Value;
 
 use crate::events::Event;
-use crate::host::DriverError;
+use crate::error::DriverError;
 
 pub struct ChildProcess {
     child: Child,

@@ -1,9 +1,9 @@
 //! One channel per driver carries everything its loop must react to: lines
 //! from the child process and calls arriving on the bridge.
 
-use serde_json::Value;
+use std::sync::mpsc::Sender;
 
-use crate::bridge::BridgeCall;
+use serde_json::Value;
 
 #[derive(Debug)]
 pub enum Event {
@@ -12,4 +12,13 @@ pub enum Event {
     /// Child `generation` closed its output.
     ChildExited { generation: u64 },
     Bridge(BridgeCall),
+}
+
+/// One `tools/call` the child made on the bridge, waiting for its answer.
+#[derive(Debug)]
+pub struct BridgeCall {
+    pub tool: String,
+    pub arguments: Value,
+    pub meta: Value,
+    pub reply: Sender<Value>,
 }

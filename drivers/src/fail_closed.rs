@@ -2,7 +2,7 @@
 //! per-tool policy there is refused before launch: a silent downgrade would
 //! run tools the host meant to gate, or gate tools it meant to approve.
 
-use crate::host::DriverError;
+use crate::error::DriverError;
 use crate::spec::ServerSet;
 
 /// Whether `provider` can express `approve` / `prompt` for one exact tool.

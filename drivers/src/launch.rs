@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::bridge::BridgeTool;
+use crate::gateway::binding::GatewaySpec;
 use crate::spec::{GlobalPolicy, McpServerSpec};
 
 /// The host's own tools, exposed to the child through the driver's bridge
@@ -29,7 +30,7 @@ pub struct Launch {
     pub servers: Vec<McpServerSpec>,
     pub bridge: Option<BridgeSpec>,
     /// A gateway among `servers`, with the host's catalog.
-    pub gateway: Option<crate::gateway::GatewaySpec>,
+    pub gateway: Option<GatewaySpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

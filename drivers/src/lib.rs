@@ -9,6 +9,7 @@ pub mod bridge;
 pub mod child;
 pub mod claude;
 pub mod codex;
+pub mod error;
 pub mod events;
 pub mod fail_closed;
 pub mod fingerprint;
@@ -18,7 +19,8 @@ pub mod launch;
 pub mod parts;
 pub mod spec;
 
-pub use host::{DriverError, HostDecision, HostPrompt, Host};
+pub use error::DriverError;
+pub use host::{HostDecision, HostPrompt, Host};
 pub use parts::Parts;
 pub use launch::{BridgeSpec, BridgedResult, Launch, ToolCallRecord, TurnReport};
 pub use spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, SpecError, Transport};

@@ -1,21 +1,20 @@
 //! The pieces of behaviour a driver can get wrong, as plain functions, so a
 //! test can build a driver with exactly one of them broken.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde_json::{json, Value};
 
+use crate::bridge::model_facing;
+use crate::claude::respond::permission;
+use crate::codex::projection::config_toml;
 use crate::codex::respond::{self, Answer, Context};
+use crate::error::DriverError;
+use crate::fingerprint::fingerprint;
+use crate::gateway::binding::{bind, Binding, ConsentKey, GatewaySpec};
 use crate::host::Host;
-use crate::spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, SpecError};
-use crate::{bridge, claude, codex, fingerprint};
-
-/// Claude Code permission rules projected from a server set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClaudeRules {
-    /// Exact `mcp__S__T` names for `--allowedTools`.
-    pub allow: Vec<String>,
-    /// Exact names for `permissions.ask`: asked even if allowed elsewhere.
-    pub ask: Vec<String>,
-}
+use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, SpecError};
+pub use crate::claude::projection::{claude_rules, ClaudeRules};
 
 #[derive(Clone, Copy)]
 pub struct Parts {
@@ -35,14 +34,9 @@ pub struct Parts {
     /// Claude Code: the permission prompt tool's verdict for `mcp__S__T`.
     pub claude_permission: fn(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value,
     /// Codex: the answer to an approval prompt for a gateway tool.
-    pub gateway_respond: fn(
-        &Value,
-        &std::collections::BTreeMap<String, crate::gateway::Binding>,
-        &mut std::collections::BTreeSet<crate::gateway::ConsentKey>,
-        &mut dyn Host,
-    ) -> Value,
+    pub gateway_respond: fn(&Value, &BTreeMap<String, Binding>, &mut BTreeSet<ConsentKey>, &mut dyn Host) -> Value,
     /// Binds catalog rows to gateway tools.
-    pub gateway_bind: fn(&crate::gateway::GatewaySpec) -> Result<std::collections::BTreeMap<String, crate::gateway::Binding>, crate::host::DriverError>,
+    pub gateway_bind: fn(&GatewaySpec) -> Result<BTreeMap<String, Binding>, DriverError>,
     /// What of a host tool's result goes back to the child.
     pub bridge_result: fn(&Value) -> Value,
     /// The child's call id for a bridged call: from `_meta`, else the item
@@ -54,8 +48,8 @@ impl Parts {
     pub fn reference() -> Parts {
         Parts {
             build: ServerSet::build,
-            fingerprint: fingerprint::fingerprint,
-            codex_config: codex::projection::config_toml,
+            fingerprint,
+            codex_config: config_toml,
             approval_policy: |_, bridged| {
                 if bridged {
                     // Only MCP elicitations may reach the driver; everything
@@ -70,10 +64,10 @@ impl Parts {
             claude_rules,
             // Claude Code expands ${VAR} itself: the value stays out of argv.
             claude_auth_header: |var, _| format!("Bearer ${{{var}}}"),
-            claude_permission: claude::permission,
+            claude_permission: permission,
             gateway_respond: crate::gateway::respond,
-            gateway_bind: crate::gateway::bind,
-            bridge_result: bridge::model_facing,
+            gateway_bind: bind,
+            bridge_result: model_facing,
             bridge_call_id: |meta, announced| {
                 ["callId", "claudecode/toolUseId"]
                     .iter()
@@ -83,19 +77,4 @@ impl Parts {
             },
         }
     }
-}
-
-/// `approve` becomes an exact allow, `prompt` an exact ask rule.
-pub fn claude_rules(set: &ServerSet) -> ClaudeRules {
-    let mut rules = ClaudeRules::default();
-    for s in set.servers() {
-        for (tool, policy) in &s.tools {
-            let name = format!("mcp__{}__{}", s.name, tool);
-            match policy {
-                ApprovalPolicy::Approve => rules.allow.push(name),
-                ApprovalPolicy::Prompt => rules.ask.push(name),
-            }
-        }
-    }
-    rules
 }

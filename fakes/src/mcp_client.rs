@@ -18,8 +18,11 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 /// How a provider introduces itself to MCP servers.
 #[derive(Debug, Clone)]
 pub struct ClientProfile {
+    /// `clientInfo.name` and `clientInfo.version`.
     pub name: &'static str,
+    pub version: &'static str,
     pub protocol_version: &'static str,
+    pub capabilities: Value,
     /// Claude Code 2.1.332 first asks `server/discover`, falling back on -32601.
     pub probe_discover: bool,
 }
@@ -115,8 +118,8 @@ impl McpConnection {
             "initialize",
             json!({
                 "protocolVersion": profile.protocol_version,
-                "capabilities": {"elicitation": {"form": {}, "url": {}}},
-                "clientInfo": {"name": profile.name, "version": "0.0.0"}
+                "capabilities": profile.capabilities,
+                "clientInfo": {"name": profile.name, "version": profile.version}
             }),
         )?;
         conn.notify("notifications/initialized", json!({}))?;

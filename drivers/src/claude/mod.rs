@@ -6,6 +6,9 @@
 //! through its bridge server's permission prompt tool, which decides like the
 //! Codex driver does: policy first, then the host.
 
+pub mod projection;
+pub mod respond;
+
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -15,11 +18,13 @@ use serde_json::{json, Value};
 use crate::bridge::BridgeServer;
 use crate::child::ChildProcess;
 use crate::codex::respond::Context;
+use crate::error::DriverError;
 use crate::events::Event;
-use crate::host::{DriverError, Host, HostDecision, HostPrompt};
+use crate::host::Host;
 use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
 use crate::parts::Parts;
-use crate::spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, Transport};
+use crate::spec::{McpServerSpec, ServerSet, Transport};
+pub use respond::permission;
 
 /// Name of the permission prompt tool on the bridge server.
 pub const PERMISSION_TOOL: &str = "permission_prompt";
@@ -201,25 +206,6 @@ impl ClaudeDriver {
             args.push(id.clone());
         }
         args
-    }
-}
-
-/// The permission prompt tool's verdict for one gated call.
-pub fn permission(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
-    let allow = json!({"behavior": "allow", "updatedInput": input});
-    let deny = |why: &str| json!({"behavior": "deny", "message": why});
-    let Some((server, tool)) = ctx.servers.servers().find_map(|s| {
-        tool_name.strip_prefix(&format!("mcp__{}__", s.name)).map(|t| (s.name.clone(), t.to_string()))
-    }) else {
-        return deny(&format!("{tool_name} is not a tool the host declared"));
-    };
-    let decision = match (ctx.servers.policy(&server, &tool), ctx.global) {
-        (Some(ApprovalPolicy::Approve), _) | (None, GlobalPolicy::AutoApprove) => HostDecision::Accept,
-        (Some(ApprovalPolicy::Prompt), _) | (None, GlobalPolicy::Ask) => host.decide(&HostPrompt::ToolCall { server, tool }),
-    };
-    match decision {
-        HostDecision::Accept => allow,
-        _ => deny(&format!("The host declined {tool_name}")),
     }
 }
 

@@ -7,19 +7,22 @@
 //! app-server is reused only while the compatibility fingerprint of what it
 //! was launched with still matches.
 
+pub mod elicitation;
 pub mod projection;
 pub mod respond;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::bridge::{BridgeCall, BridgeServer};
+use crate::bridge::BridgeServer;
 use crate::child::ChildProcess;
-use crate::events::Event;
-use crate::host::{DriverError, Host};
+use crate::error::DriverError;
+use crate::events::{BridgeCall, Event};
+use crate::gateway::binding::{tool_policies, Binding, ConsentKey};
+use crate::host::Host;
 use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
 use crate::parts::Parts;
 use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, Transport};
@@ -56,9 +59,9 @@ pub struct CodexDriver {
     generation: u64,
     bridge: Option<BridgeServer>,
     /// Gateway tool bindings of this session, by runtime id.
-    bindings: BTreeMap<String, crate::gateway::Binding>,
+    bindings: BTreeMap<String, Binding>,
     /// OAuth consents the host gave, per binding.
-    consents: std::collections::BTreeSet<crate::gateway::ConsentKey>,
+    consents: BTreeSet<ConsentKey>,
 }
 
 impl CodexDriver {
@@ -204,7 +207,7 @@ impl CodexDriver {
             return Ok(set);
         };
         self.bindings = (self.parts.gateway_bind)(gw)?;
-        let policies = crate::gateway::tool_policies(&self.bindings);
+        let policies = tool_policies(&self.bindings);
         let servers: Vec<McpServerSpec> = set
             .servers()
             .map(|s| {

@@ -4,6 +4,8 @@
 
 use serde_json::{json, Value};
 
+pub use super::elicitation::approval_tool_name;
+use super::elicitation::is_tool_approval;
 use crate::host::{Host, HostDecision, HostPrompt};
 use crate::launch::BridgeSpec;
 use crate::spec::{ApprovalPolicy, GlobalPolicy, ServerSet};
@@ -55,14 +57,12 @@ pub fn respond(method: &str, params: &Value, ctx: &Context, host: &mut dyn Host)
 fn headless(method: &str, params: &Value, ctx: &Context, bridge: &BridgeSpec) -> Answer {
     match method {
         "mcpServer/elicitation/request" => {
-            let is_tool_approval =
-                params.pointer("/_meta/codex_approval_kind").and_then(Value::as_str) == Some("mcp_tool_call");
             let server = params.get("serverName").and_then(Value::as_str).unwrap_or("");
             let tool = approval_tool_name(params).unwrap_or_default();
             let bridged = server == bridge.server.trim() && bridge.tools.iter().any(|t| t.name == tool);
             // An approve-policy tool elsewhere would not have been asked about.
             let approved = ctx.servers.policy(server, &tool) == Some(ApprovalPolicy::Approve);
-            Ok(action(if is_tool_approval && (bridged || approved) { HostDecision::Accept } else { HostDecision::Decline }))
+            Ok(action(if is_tool_approval(params) && (bridged || approved) { HostDecision::Accept } else { HostDecision::Decline }))
         }
         "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => Ok(json!({"decision": "decline"})),
         "item/permissions/requestApproval" => Ok(json!({"permissions": {}, "scope": "turn"})),
@@ -73,9 +73,8 @@ fn headless(method: &str, params: &Value, ctx: &Context, bridge: &BridgeSpec) ->
 
 fn elicitation(params: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
     let server = params.get("serverName").and_then(Value::as_str).unwrap_or("").to_string();
-    let is_tool_approval = params.pointer("/_meta/codex_approval_kind").and_then(Value::as_str) == Some("mcp_tool_call");
     let mode = params.get("mode").and_then(Value::as_str).unwrap_or("");
-    let decision = if is_tool_approval {
+    let decision = if is_tool_approval(params) {
         let Some(tool) = approval_tool_name(params) else { return action(HostDecision::Decline) };
         if ctx.servers.get(&server).is_none() {
             // Not a server this driver attached: nobody vouched for it.
@@ -105,16 +104,4 @@ fn action(d: HostDecision) -> Value {
         HostDecision::Decline => json!({"action": "decline"}),
         HostDecision::Cancel => json!({"action": "cancel"}),
     }
-}
-
-/// `_meta.tool_name` from 0.167.2; before that only the message names the
-/// tool: `Allow the S MCP server to run tool "T"?`.
-pub fn approval_tool_name(params: &Value) -> Option<String> {
-    if let Some(t) = params.pointer("/_meta/tool_name").and_then(Value::as_str) {
-        return Some(t.to_string());
-    }
-    let msg = params.get("message")?.as_str()?;
-    let start = msg.find("run tool \"")? + "run tool \"".len();
-    let end = msg[start..].find('"')? + start;
-    Some(msg[start..end].to_string())
 }

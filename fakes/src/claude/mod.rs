@@ -8,10 +8,15 @@
 
 pub mod cli;
 pub mod config;
+mod output;
+mod process;
 pub mod profile;
 pub mod render;
+mod resume;
 pub mod rules;
+mod servers;
 mod session;
+mod uuid;
 
 use std::path::PathBuf;
 
@@ -45,7 +50,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     // argv as given: a driver that puts a secret on the command line is
     // caught by the harness finding it here.
     rec.record(&json!({"event": "launch", "pid": std::process::id(), "version": version.to_string(), "argv": argv}));
-    let code = session::run(profile::Profile::new(version), script, rec.clone(), &argv);
+    let code = process::run(profile::Profile::new(version), script, rec.clone(), &argv);
     rec.record(&json!({"event": "exit", "code": code}));
     code
 }

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crate::mcp_client::CallFailure;
 use crate::version::Version;
 
 /// Versions measured on the real binary.
@@ -18,6 +19,11 @@ pub struct Profile {
 impl Profile {
     pub fn new(version: Version) -> Profile {
         Profile { version }
+    }
+
+    /// What `--version` prints.
+    pub fn version_line(&self) -> String {
+        format!("{} (Claude Code)", self.version)
     }
 
     /// 2.1.332 probes `server/discover` (id "server-discover-probe-1") before
@@ -137,6 +143,82 @@ impl Profile {
         } else {
             "mcpServers: Invalid input".to_string()
         }
+    }
+}
+
+// What Claude Code says, the same in both measured versions.
+
+/// `--output-format stream-json` in print mode without `--verbose`.
+pub const STREAM_JSON_NEEDS_VERBOSE: &str = "Error: When using --print, --output-format=stream-json requires --verbose";
+/// `--dangerously-skip-permissions` as root outside a sandbox.
+pub const ROOT_SKIPS_PERMISSIONS: &str =
+    "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons";
+/// Print mode with no prompt in argv or on stdin.
+pub const NO_PROMPT: &str = "Error: Input must be provided either through stdin or as a prompt argument when using --print";
+/// `--session-id` with `--continue` or `--resume` but without `--fork-session`.
+pub const SESSION_ID_NEEDS_FORK: &str = "Error: --session-id with --continue or --resume also needs --fork-session.";
+/// A `--session-id` that is not a UUID.
+pub const INVALID_SESSION_ID: &str = "Error: Invalid session ID. Must be a valid UUID.";
+/// `--continue` with no earlier session.
+pub const NOTHING_TO_CONTINUE: &str = "No conversation found to continue";
+
+/// The `--mcp-config` problems, one a line.
+pub fn invalid_mcp_config(errors: &[String]) -> String {
+    format!("Error: Invalid MCP configuration:\n{}", errors.join("\n"))
+}
+
+/// A `--session-id` an earlier process already used.
+pub fn session_id_in_use(id: &str) -> String {
+    format!("Error: Session ID {id} is already in use.")
+}
+
+/// A `--resume` value that is not a UUID (print mode has no titles to match).
+pub fn resume_not_uuid(value: &str) -> String {
+    format!("Error: --resume requires a valid session ID or session title when used with --print. Usage: claude -p --resume <session-id|title>. Provided value \"{value}\" is not a UUID and does not match any session title.")
+}
+
+/// A `--resume` of a session that does not exist.
+pub fn no_conversation(id: &str) -> String {
+    format!("No conversation found with session ID: {id}")
+}
+
+/// The model-facing text of a refusal without any prompt.
+pub fn not_granted(name: &str) -> String {
+    format!("Claude requested permissions to use {name}, but you haven't granted it yet.")
+}
+
+/// A call refused in `--permission-mode plan`.
+pub fn plan_denial(name: &str) -> String {
+    format!("Cannot call {name} while in plan mode.")
+}
+
+/// A gated call refused in `--permission-mode dontAsk`.
+pub fn dont_ask_denial(name: &str) -> String {
+    format!("Permission to use {name} has been denied because Claude Code is running in don't ask mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed.")
+}
+
+/// A call to a tool the model was not given (denied or not connected).
+pub fn no_such_tool(name: &str) -> String {
+    format!("<tool_use_error>Error: No such tool available: {name}</tool_use_error>")
+}
+
+/// The stderr line of a `--permission-prompt-tool` that is not among the
+/// available MCP tools.
+pub fn prompt_tool_not_found(prompt_tool: &str, available: &[String]) -> String {
+    format!("Error: MCP tool {prompt_tool} (passed via --permission-prompt-tool) not found. Available MCP tools: {}", available.join(", "))
+}
+
+/// A call that failed before the tool ran, as the model sees it.
+pub fn tool_use_error(name: &str, message: &str) -> String {
+    format!("<tool_use_error>Error calling tool ({name}): {message}</tool_use_error>")
+}
+
+/// What the model sees when a call brings back no result.
+pub fn failure_text(server: &str, tool: &str, failure: &CallFailure, timeout_ms: f64) -> String {
+    match failure {
+        CallFailure::TimedOut => format!("MCP server \"{server}\" tool \"{tool}\" timed out after {}s", (timeout_ms / 1000.0).floor() as u64),
+        CallFailure::Rpc { code, message } => format!("MCP error {code}: {message}"),
+        CallFailure::Transport(_) => "MCP error -32000: Connection closed".to_string(),
     }
 }
 

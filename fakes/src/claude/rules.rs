@@ -167,23 +167,6 @@ pub fn decide(rules: &Rules, mode: &str, server: &str, tool: &str) -> Verdict {
     }
 }
 
-/// The model-facing text of a refusal without any prompt.
-pub fn not_granted(name: &str) -> String {
-    format!("Claude requested permissions to use {name}, but you haven't granted it yet.")
-}
-
-pub fn plan_denial(name: &str) -> String {
-    format!("Cannot call {name} while in plan mode.")
-}
-
-pub fn dont_ask_denial(name: &str) -> String {
-    format!("Permission to use {name} has been denied because Claude Code is running in don't ask mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed.")
-}
-
-pub fn no_such_tool(name: &str) -> String {
-    format!("<tool_use_error>Error: No such tool available: {name}</tool_use_error>")
-}
-
 /// The permission prompt tool's answer, checked as the real CLI does: one
 /// text block holding `{"behavior":"allow","updatedInput"?:{...}}` or
 /// `{"behavior":"deny","message":"..."}`.

@@ -14,9 +14,7 @@ pub enum Decision {
     DenyNever,
 }
 
-pub const NEVER_DENIAL: &str = "MCP tool call requires approval, but approval policy is never";
-pub const REJECTED: &str = "user rejected MCP tool call";
-pub const CANCELLED: &str = "user cancelled MCP tool call";
+pub use super::profile::{CANCELLED, NEVER_DENIAL, REJECTED};
 
 /// `approval_policy` is the thread's policy as sent (a string or `{granular}`);
 /// `sandbox` its sandbox mode string.

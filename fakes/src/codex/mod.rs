@@ -52,7 +52,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         }
     };
     if show_version {
-        println!("codex-cli {version}");
+        println!("{}", profile::Profile::new(version).version_line());
         return 0;
     }
     if subcommand.is_none() {

@@ -2,6 +2,9 @@
 //! (../shared/PROVIDERS.md). Behaviour is keyed on version thresholds so any
 //! version between the measured ones gets the nearest measured behaviour.
 
+use serde_json::{json, Value};
+
+use crate::mcp_client::ClientProfile;
 use crate::version::Version;
 
 /// Versions measured on the real binary; the suite runs one trial per version.
@@ -21,6 +24,11 @@ pub struct Profile {
 impl Profile {
     pub fn new(version: Version) -> Profile {
         Profile { version }
+    }
+
+    /// What `--version` prints.
+    pub fn version_line(&self) -> String {
+        format!("codex-cli {}", self.version)
     }
 
     /// From 0.148.0 a call that needs approval under `never` fails in the CLI
@@ -66,4 +74,150 @@ impl Profile {
     pub fn call_meta_has_session_id(&self) -> bool {
         self.version.at_least(0, 171, 0)
     }
+
+    /// thread/start's result lists `disabledPluginIds` from 0.171.0.
+    pub fn thread_start_lists_disabled_plugins(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// A thread's `historyMode` is "paginated" from 0.153.4, "legacy" before.
+    pub fn thread_history_paginated(&self) -> bool {
+        self.version.at_least(0, 153, 4)
+    }
+
+    /// A thread carries `section` and `sectionEnteredAt` from 0.147.0, `isPinned` before.
+    pub fn thread_has_section(&self) -> bool {
+        self.version.at_least(0, 147, 0)
+    }
+
+    /// A thread names its `projectId`, `model` and `reasoningEffort` from 0.153.4.
+    pub fn thread_names_model(&self) -> bool {
+        self.version.at_least(0, 153, 4)
+    }
+
+    /// A thread carries `environments`, `attachedToThreadId`, `originator` and
+    /// `daybreakEnabled` from 0.171.0.
+    pub fn thread_has_environments(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// mcpServer/startupStatus/updated carries `environmentId` from 0.171.0.
+    pub fn startup_status_has_environment_id(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// A turn names its `rootTurnId` from 0.171.0.
+    pub fn turn_has_root_turn_id(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// An agentMessage item carries `delivery` and `questions` from 0.153.4.
+    pub fn agent_message_has_delivery(&self) -> bool {
+        self.version.at_least(0, 153, 4)
+    }
+
+    /// An agentMessage item carries `moderation` from 0.171.0.
+    pub fn agent_message_has_moderation(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// Items carry their own `startedAtMs` and `completedAtMs` from 0.171.0.
+    pub fn items_have_timestamps(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// item/completed carries `contentTokenCount` from 0.171.0.
+    pub fn item_completed_has_token_count(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// An mcpToolCall item carries the tool's `readOnlyHint` from 0.147.0.
+    pub fn tool_item_has_read_only_hint(&self) -> bool {
+        self.version.at_least(0, 147, 0)
+    }
+
+    /// An mcpToolCall item carries `environmentId` and `mcpAppUi` from 0.171.0.
+    pub fn tool_item_has_environment(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// How Codex introduces itself to MCP servers, the same in every measured
+    /// version.
+    pub fn mcp_client(&self) -> ClientProfile {
+        ClientProfile {
+            name: "codex-mcp-client",
+            version: "0.0.0",
+            protocol_version: "2025-06-18",
+            capabilities: json!({"elicitation": {"form": {}, "url": {}}}),
+            probe_discover: false,
+        }
+    }
+}
+
+// What Codex says, the same in every measured version.
+
+/// The item error of a call that needs approval under `never` (0.148+).
+pub const NEVER_DENIAL: &str = "MCP tool call requires approval, but approval policy is never";
+/// The item error of a call whose approval the client declined.
+pub const REJECTED: &str = "user rejected MCP tool call";
+/// The item error of a call whose approval the client cancelled.
+pub const CANCELLED: &str = "user cancelled MCP tool call";
+/// The item error of a result with a float `annotations.priority` (up to 0.162.x).
+pub const UNEXPECTED_RESPONSE_TYPE: &str = "tool call failed: Unexpected response type";
+/// What the model's function call output starts with.
+pub const OUTPUT_HEADER: &str = "Wall time: 0.0010 seconds\nOutput:";
+/// A request before `initialize`.
+pub const NOT_INITIALIZED: &str = "Not initialized";
+/// A second `initialize`.
+pub const ALREADY_INITIALIZED: &str = "Already initialized";
+/// thread/resume without a thread id.
+pub const MISSING_THREAD_ID: &str = "Invalid request: missing field `threadId`";
+/// A granular approval policy from a client that did not opt in.
+pub const GRANULAR_NEEDS_EXPERIMENTAL_API: &str = "askForApproval.granular requires experimentalApi capability";
+/// turn/start before any thread.
+pub const NO_ACTIVE_THREAD: &str = "no active thread: call thread/start first";
+
+/// A client line that is not JSON.
+pub fn parse_error(error: &str) -> String {
+    format!("Parse error: {error}")
+}
+
+/// A request method the app-server does not have.
+pub fn unknown_method(method: &str) -> String {
+    format!("Invalid request: unknown variant `{method}`")
+}
+
+/// An `approvalPolicy` that is neither a known string nor `{granular}`.
+pub fn unknown_approval_policy(policy: &Value) -> String {
+    format!("Invalid request: unknown approval policy {policy}")
+}
+
+/// thread/resume of a thread that never had a turn.
+pub fn no_rollout(thread_id: &str) -> String {
+    format!("no rollout found for thread id {thread_id}")
+}
+
+/// turn/start for a thread other than the active one.
+pub fn thread_not_found(thread_id: &Value) -> String {
+    format!("thread not found: {thread_id}")
+}
+
+/// What the model sees of a call to a tool it was not given.
+pub fn unsupported_call(server: &str, tool: &str) -> String {
+    format!("unsupported call: mcp__{server}__{tool}")
+}
+
+/// The item error of a call to a server that did not start.
+pub fn unknown_server(server: &str) -> String {
+    format!("unknown MCP server '{server}'")
+}
+
+/// The item error of a call the server failed.
+pub fn tool_call_error(error: &str) -> String {
+    format!("tool call error: {error}")
+}
+
+/// The startup error of an HTTP server whose token variable is unset.
+pub fn missing_bearer_token(var: &str) -> String {
+    format!("environment variable `{var}` for the bearer token is not set")
 }

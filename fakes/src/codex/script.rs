@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -60,5 +61,15 @@ impl Script {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_str(&text)
             .map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))
+    }
+
+    /// The fake's per-run state from the `state` file; the default before
+    /// the first process writes it.
+    pub fn load_state<T: DeserializeOwned + Default>(&self) -> T {
+        std::fs::read_to_string(&self.state).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+    }
+
+    pub fn save_state<T: Serialize>(&self, state: &T) {
+        let _ = std::fs::write(&self.state, serde_json::to_string(state).unwrap_or_default());
     }
 }

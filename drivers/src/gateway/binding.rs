@@ -1,15 +1,12 @@
-//! Tools reached through an MCP gateway, surfaced as
-//! `gateway_<target>___<tool>`. The host's catalog binds each one to a row
-//! with its approval policy and OAuth provider; the driver enforces both,
-//! pausing with events the host resumes, and fails closed on anything the
-//! catalog does not bind.
+//! The host's catalog bound to gateway tools for one session, and the pauses
+//! a binding makes the driver take.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::codex::respond::approval_tool_name;
-use crate::host::{DriverError, Host};
+use crate::error::DriverError;
+use crate::spec::ApprovalPolicy;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum GatewayApproval {
@@ -104,39 +101,14 @@ pub fn consent_key(b: &Binding) -> ConsentKey {
     (b.target_id.clone(), b.oauth_provider_id.clone().unwrap_or_default(), b.custom_parameters_digest.clone(), b.session.clone())
 }
 
-/// The answer to Codex's approval prompt for a gateway tool.
-pub fn respond(
-    params: &Value,
-    bindings: &BTreeMap<String, Binding>,
-    consents: &mut BTreeSet<ConsentKey>,
-    host: &mut dyn Host,
-) -> Value {
-    let decline = json!({"action": "decline"});
-    let Some(tool) = approval_tool_name(params) else { return decline };
-    // Unbound: nobody governs it, so it does not run.
-    let Some(binding) = bindings.get(&tool) else { return decline };
-    if binding.approval == GatewayApproval::Required
-        && host.interrupt(&GatewayEvent::ApprovalInterrupt(binding.clone())) != ResumeAnswer::Approve
-    {
-        return decline;
-    }
-    if binding.oauth_provider_id.is_some() && !consents.contains(&consent_key(binding)) {
-        if host.interrupt(&GatewayEvent::OAuthRequired(binding.clone())) != ResumeAnswer::Consented {
-            return decline;
-        }
-        consents.insert(consent_key(binding));
-    }
-    json!({"action": "accept", "content": {}})
-}
-
 /// Per-tool policies to project for the gateway server: a tool with
 /// neither approval nor OAuth runs freely; the rest must reach the driver.
-pub fn tool_policies(bindings: &BTreeMap<String, Binding>) -> BTreeMap<String, crate::spec::ApprovalPolicy> {
+pub fn tool_policies(bindings: &BTreeMap<String, Binding>) -> BTreeMap<String, ApprovalPolicy> {
     bindings
         .values()
         .map(|b| {
             let free = b.approval == GatewayApproval::None && b.oauth_provider_id.is_none();
-            (b.runtime_id.clone(), if free { crate::spec::ApprovalPolicy::Approve } else { crate::spec::ApprovalPolicy::Prompt })
+            (b.runtime_id.clone(), if free { ApprovalPolicy::Approve } else { ApprovalPolicy::Prompt })
         })
         .collect()
 }

@@ -1,0 +1,27 @@
+//! How the reference driver answers Claude Code's permission prompt tool:
+//! policy first, then the host, like the Codex driver.
+
+use serde_json::{json, Value};
+
+use crate::codex::respond::Context;
+use crate::host::{Host, HostDecision, HostPrompt};
+use crate::spec::{ApprovalPolicy, GlobalPolicy};
+
+/// The permission prompt tool's verdict for one gated call.
+pub fn permission(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
+    let allow = json!({"behavior": "allow", "updatedInput": input});
+    let deny = |why: &str| json!({"behavior": "deny", "message": why});
+    let Some((server, tool)) = ctx.servers.servers().find_map(|s| {
+        tool_name.strip_prefix(&format!("mcp__{}__", s.name)).map(|t| (s.name.clone(), t.to_string()))
+    }) else {
+        return deny(&format!("{tool_name} is not a tool the host declared"));
+    };
+    let decision = match (ctx.servers.policy(&server, &tool), ctx.global) {
+        (Some(ApprovalPolicy::Approve), _) | (None, GlobalPolicy::AutoApprove) => HostDecision::Accept,
+        (Some(ApprovalPolicy::Prompt), _) | (None, GlobalPolicy::Ask) => host.decide(&HostPrompt::ToolCall { server, tool }),
+    };
+    match decision {
+        HostDecision::Accept => allow,
+        _ => deny(&format!("The host declined {tool_name}")),
+    }
+}

@@ -1,0 +1,205 @@
+//! The MCP servers of one process: connected all at once with the simulated
+//! version's handshake, called with each server's timeout, and closed when
+//! the process ends.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::config::{ServerConfig, ServerTransport};
+use super::profile::Profile;
+use super::rules::{self, Rules};
+use crate::mcp_client::{CallFailure, Greeting, Handshake, McpConnection, ServerTarget};
+use crate::wire::Recorder;
+
+/// Default tool timeout: 1e8 ms, as measured.
+const DEFAULT_TOOL_TIMEOUT_MS: f64 = 100_000_000.0;
+
+/// One configured server and its connection, or why it failed.
+pub struct Server {
+    pub config: ServerConfig,
+    pub conn: Result<(McpConnection, Greeting), String>,
+}
+
+impl Server {
+    fn has_tool(&self, tool: &str) -> bool {
+        matches!(&self.conn, Ok((c, _)) if c.tool(tool).is_some())
+    }
+}
+
+pub struct Servers {
+    list: Vec<Server>,
+    profile: Profile,
+    rec: Recorder,
+    /// The answer to `roots/list`: the process's working directory.
+    roots: Value,
+    /// MCP_TOOL_TIMEOUT, when it is a positive number (ms).
+    env_timeout_ms: Option<f64>,
+}
+
+impl Servers {
+    /// Connects every server at once, as the real CLI does.
+    pub fn connect(profile: Profile, configs: Vec<ServerConfig>, env: &BTreeMap<String, String>, cwd: &Path, rec: &Recorder) -> Servers {
+        let handshake = handshake(&profile);
+        let results: Vec<Result<(McpConnection, Greeting), String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = configs
+                .iter()
+                .map(|c| {
+                    let handshake = &handshake;
+                    scope.spawn(move || {
+                        let target = target(c)?;
+                        McpConnection::connect_with(&target, env, handshake)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("connect thread panicked".into()))).collect()
+        });
+        let mut list = Vec::new();
+        for (config, conn) in configs.into_iter().zip(results) {
+            let (status, error) = match &conn {
+                Ok(_) => ("connected", Value::Null),
+                Err(e) => ("failed", json!(e)),
+            };
+            rec.record(&json!({"event": "mcp_startup", "server": config.name, "source": config.source, "status": status, "error": error}));
+            list.push(Server { config, conn });
+        }
+        Servers {
+            list,
+            profile,
+            rec: rec.clone(),
+            roots: json!({"roots": [{"uri": format!("file://{}", cwd.display())}]}),
+            env_timeout_ms: env.get("MCP_TOOL_TIMEOUT").and_then(|v| v.trim().parse::<f64>().ok()).filter(|t| t.is_finite() && *t > 0.0),
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Server> {
+        self.list.iter()
+    }
+
+    /// Whether `server` is connected and has `tool`.
+    pub fn offers(&self, server: &str, tool: &str) -> bool {
+        self.list.iter().any(|s| s.config.name == server && s.has_tool(tool))
+    }
+
+    /// The MCP tools the model has: connected servers' tools minus denied ones.
+    pub fn mcp_tools(&self, rules: &Rules) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in &self.list {
+            if let Ok((conn, _)) = &s.conn {
+                for t in &conn.tools {
+                    let name = rules::tool_name(&s.config.name, &t.name);
+                    if !rules.denies(&name) {
+                        out.push(name);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `mcp__S__T` -> (S, T) for a connected server S.
+    pub fn split_name(&self, name: &str) -> Option<(String, String)> {
+        self.list.iter().find_map(|s| {
+            name.strip_prefix(&format!("mcp__{}__", s.config.name)).filter(|t| s.has_tool(t)).map(|t| (s.config.name.clone(), t.to_string()))
+        })
+    }
+
+    pub fn timeout_ms(&self, server: &str) -> f64 {
+        let per_server = self.list.iter().find(|s| s.config.name == server).and_then(|s| s.config.timeout_ms).filter(|t| *t >= 1000.0);
+        per_server.or(self.env_timeout_ms).unwrap_or(DEFAULT_TOOL_TIMEOUT_MS).max(1000.0)
+    }
+
+    /// One tools/call with the server's timeout; elicitations are cancelled.
+    pub fn call(&mut self, server: &str, tool: &str, tool_use_id: &str, arguments: &Value) -> Result<Value, CallFailure> {
+        let timeout_ms = self.timeout_ms(server);
+        let reason = self.profile.cancel_reason();
+        let rec = self.rec.clone();
+        let roots = &self.roots;
+        let Some(Server { conn: Ok((conn, _)), .. }) = self.list.iter_mut().find(|s| s.config.name == server) else {
+            return Err(CallFailure::Transport(format!("MCP server \"{server}\" is not connected")));
+        };
+        let server_name = server.to_string();
+        let mut on_request = |method: &str, _params: &Value| -> Option<Value> {
+            let answer = match method {
+                "elicitation/create" => Some(json!({"action": "cancel"})),
+                "roots/list" => Some(roots.clone()),
+                "ping" => Some(json!({})),
+                _ => None,
+            };
+            rec.record(&json!({"event": "server_request", "server": server_name, "method": method, "answer": answer}));
+            answer
+        };
+        let id = tool_use_id.to_string();
+        conn.call_with_timeout(
+            tool,
+            arguments,
+            |rid| json!({"claudecode/toolUseId": id, "progressToken": rid}),
+            Duration::from_secs_f64(timeout_ms / 1000.0),
+            reason,
+            &mut on_request,
+        )
+    }
+
+    /// The input schema `server` listed for `tool`.
+    pub fn input_schema(&self, server: &str, tool: &str) -> Option<Value> {
+        let s = self.list.iter().find(|s| s.config.name == server)?;
+        let (_, greeting) = s.conn.as_ref().ok()?;
+        greeting.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(tool))?.get("inputSchema").cloned()
+    }
+}
+
+impl Drop for Servers {
+    /// Servers get EOF and a moment to read what was sent last (such as a
+    /// `notifications/cancelled`) before they are killed.
+    fn drop(&mut self) {
+        let servers = std::mem::take(&mut self.list);
+        std::thread::scope(|scope| {
+            for s in servers {
+                if let Ok((conn, _)) = s.conn {
+                    scope.spawn(move || conn.close(Duration::from_secs(2)));
+                }
+            }
+        });
+    }
+}
+
+/// The simulated version's handshake: an optional `server/discover` probe,
+/// then `initialize` with its client info and capabilities.
+fn handshake(profile: &Profile) -> Handshake {
+    let client_info = profile.client_info();
+    let capabilities = profile.client_capabilities();
+    let discover = profile.probes_discover().then(|| {
+        (
+            json!("server-discover-probe-1"),
+            json!({"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": client_info,
+                "io.modelcontextprotocol/clientCapabilities": capabilities,
+            }}),
+        )
+    });
+    Handshake {
+        discover,
+        initialize: json!({"protocolVersion": profile.protocol_version(), "capabilities": capabilities, "clientInfo": client_info}),
+        first_id: 0,
+    }
+}
+
+fn target(c: &ServerConfig) -> Result<ServerTarget, String> {
+    match &c.transport {
+        ServerTransport::Stdio { command: Some(command), args, env } => Ok(ServerTarget {
+            command: Some(command.clone()),
+            args: args.clone(),
+            env: env.clone(),
+            ..ServerTarget::default()
+        }),
+        ServerTransport::Stdio { command: None, .. } => Err("stdio server without `command`".into()),
+        ServerTransport::Http { url: Some(url), headers } => {
+            Ok(ServerTarget { url: Some(url.clone()), headers: headers.clone(), ..ServerTarget::default() })
+        }
+        ServerTransport::Http { url: None, .. } => Err("http server without `url`".into()),
+        ServerTransport::Unsupported(kind) => Err(format!("transport `{kind}` is not simulated")),
+    }
+}

@@ -1,0 +1,217 @@
+//! The app-server session loop: client requests in, notifications and server
+//! requests out, every message recorded.
+
+mod channel;
+mod shapes;
+mod thread;
+mod turn;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use self::channel::Channel;
+use self::thread::{describe_servers, new_thread_id, target, State, Thread};
+use self::turn::Turn;
+use super::config::{BaseConfig, Settings};
+use super::profile::{self, Profile};
+use super::script::Script;
+use crate::mcp_client::McpConnection;
+use crate::wire::Recorder;
+
+pub struct Server {
+    profile: Profile,
+    script: Script,
+    rec: Recorder,
+    base: BaseConfig,
+    home: PathBuf,
+    env: BTreeMap<String, String>,
+    channel: Channel,
+    progress_tokens: u64,
+    initialized: bool,
+    experimental_api: bool,
+    /// `clientInfo.name` from initialize: the thread's `originator`.
+    client_name: String,
+    thread: Option<Thread>,
+}
+
+impl Server {
+    pub fn new(
+        profile: Profile,
+        script: Script,
+        rec: Recorder,
+        base: BaseConfig,
+        home: PathBuf,
+        env: BTreeMap<String, String>,
+    ) -> Server {
+        Server {
+            channel: Channel::stdio(rec.clone()),
+            profile,
+            script,
+            rec,
+            base,
+            home,
+            env,
+            progress_tokens: 0,
+            initialized: false,
+            experimental_api: false,
+            client_name: String::new(),
+            thread: None,
+        }
+    }
+
+    pub fn run(mut self) -> i32 {
+        while let Some(msg) = self.channel.next_message(None) {
+            self.handle_client(msg);
+        }
+        self.rec.record(&json!({"event": "exit", "code": 0, "reason": "stdin closed"}));
+        0
+    }
+
+    fn handle_client(&mut self, msg: Value) {
+        let method = msg.get("method").and_then(Value::as_str).map(String::from);
+        let id = msg.get("id").cloned();
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        let (Some(method), Some(id)) = (method, id) else {
+            // Notifications (`initialized`) and stray responses need no answer.
+            return;
+        };
+        let result = match method.as_str() {
+            "initialize" => self.initialize(&params),
+            _ if !self.initialized => Err((-32600, profile::NOT_INITIALIZED.to_string())),
+            "thread/start" | "thread/resume" => {
+                let opened = self.open_thread(&method, &params);
+                let ok = opened.is_ok();
+                self.channel.respond(&id, opened);
+                if ok {
+                    self.start_servers();
+                }
+                return;
+            }
+            "turn/start" => return self.start_turn(&id, &params),
+            "turn/interrupt" => Ok(json!({})),
+            other => Err((-32601, profile::unknown_method(other))),
+        };
+        self.channel.respond(&id, result);
+    }
+
+    fn initialize(&mut self, params: &Value) -> Result<Value, (i64, String)> {
+        if self.initialized {
+            return Err((-32600, profile::ALREADY_INITIALIZED.into()));
+        }
+        self.initialized = true;
+        self.experimental_api = params.pointer("/capabilities/experimentalApi").and_then(Value::as_bool) == Some(true);
+        let name = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("unknown");
+        self.client_name = name.to_string();
+        Ok(json!({
+            "userAgent": format!("{name}/{} (fake)", self.profile.version),
+            "codexHome": self.home.display().to_string(),
+            "platformFamily": "unix",
+            "platformOs": "linux",
+        }))
+    }
+
+    fn open_thread(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        let resume = if method == "thread/resume" {
+            match params.get("threadId").and_then(Value::as_str) {
+                // Real Codex writes a thread's rollout at its first turn; a
+                // thread that never had one cannot be resumed.
+                Some(t) if self.script.load_state::<State>().rollouts.iter().any(|k| k == t) => Some(t.to_string()),
+                Some(t) => return Err((-32600, profile::no_rollout(t))),
+                None => return Err((-32600, profile::MISSING_THREAD_ID.to_string())),
+            }
+        } else {
+            None
+        };
+        let policy = params.get("approvalPolicy").cloned().unwrap_or(json!("on-request"));
+        match &policy {
+            Value::String(s) if ["untrusted", "on-failure", "on-request", "never"].contains(&s.as_str()) => {}
+            Value::Object(o) if o.contains_key("granular") => {
+                if !self.experimental_api {
+                    return Err((-32600, profile::GRANULAR_NEEDS_EXPERIMENTAL_API.into()));
+                }
+            }
+            other => return Err((-32600, profile::unknown_approval_policy(other))),
+        }
+        let sandbox = params.get("sandbox").and_then(Value::as_str).unwrap_or("read-only").to_string();
+        let settings: Settings = self.base.for_thread(params.get("config")).map_err(|e| (-32600, e))?;
+        let id = match resume {
+            Some(id) => id,
+            None => new_thread_id(&self.script, self.channel.next_request_id()),
+        };
+        self.rec.record(&json!({
+            "event": "thread", "method": method, "id": id, "approvalPolicy": policy, "sandbox": sandbox,
+            "servers": describe_servers(&settings),
+        }));
+        self.thread = None; // stop the old thread's MCP servers first
+        let cwd = match params.get("cwd").and_then(Value::as_str) {
+            Some(c) => c.to_string(),
+            None => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| "/".into()),
+        };
+        let info = shapes::thread_object(&self.profile, &id, &cwd, &self.client_name);
+        let result = shapes::thread_opened(&self.profile, &info, &cwd, &policy, &sandbox);
+        self.thread = Some(Thread {
+            id,
+            info,
+            approval_policy: policy,
+            sandbox,
+            settings,
+            servers: BTreeMap::new(),
+            approved_for_session: BTreeSet::new(),
+        });
+        Ok(result)
+    }
+
+    /// Connects every enabled MCP server of the new thread, announcing each
+    /// start as the real CLI does.
+    fn start_servers(&mut self) {
+        let Some(thread) = self.thread.as_ref() else { return };
+        let thread_id = thread.id.clone();
+        let info = thread.info.clone();
+        let enabled: Vec<_> = thread
+            .settings
+            .mcp_servers
+            .iter()
+            .filter(|(_, s)| s.enabled.unwrap_or(true))
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect();
+        self.channel.notify("thread/started", json!({"thread": info}));
+        let client = self.profile.mcp_client();
+        for (name, settings) in enabled {
+            let starting = shapes::startup_status(&self.profile, &thread_id, &name, "starting", Value::Null);
+            self.channel.notify("mcpServer/startupStatus/updated", starting);
+            let conn = target(&settings, &self.env).and_then(|t| McpConnection::connect(&t, &self.env, &client));
+            let (status, error) = match &conn {
+                Ok(_) => ("ready", Value::Null),
+                Err(e) => ("failed", json!(e)),
+            };
+            self.rec.record(&json!({"event": "mcp_startup", "server": name, "status": status, "error": error}));
+            let done = shapes::startup_status(&self.profile, &thread_id, &name, status, error);
+            self.channel.notify("mcpServer/startupStatus/updated", done);
+            if let Some(t) = self.thread.as_mut() {
+                t.servers.insert(name, conn);
+            }
+        }
+    }
+
+    fn start_turn(&mut self, id: &Value, params: &Value) {
+        let Some(thread) = self.thread.as_mut() else {
+            return self.channel.respond(id, Err((-32600, profile::NO_ACTIVE_THREAD.into())));
+        };
+        if params.get("threadId").and_then(Value::as_str) != Some(thread.id.as_str()) {
+            let asked = params.get("threadId").unwrap_or(&Value::Null);
+            return self.channel.respond(id, Err((-32600, profile::thread_not_found(asked))));
+        }
+        let turn = Turn {
+            profile: self.profile,
+            script: &self.script,
+            home: &self.home,
+            rec: &self.rec,
+            channel: &mut self.channel,
+            thread,
+            progress_tokens: &mut self.progress_tokens,
+        };
+        turn.play(id, params);
+    }
+}

@@ -1,0 +1,103 @@
+//! A thread's state in this process, and the per-run state kept across the
+//! driver's app-server processes (thread ids, turn count, rollouts).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use crate::codex::config::{ApprovalMode, ServerSettings, Settings};
+use crate::codex::profile;
+use crate::codex::script::Script;
+use crate::mcp_client::{McpConnection, ServerTarget};
+use crate::wire::Recorder;
+
+pub struct Thread {
+    pub id: String,
+    /// The thread object as thread/start and thread/started carry it.
+    pub info: Value,
+    pub approval_policy: Value,
+    pub sandbox: String,
+    pub settings: Settings,
+    pub servers: BTreeMap<String, Result<McpConnection, String>>,
+    pub approved_for_session: BTreeSet<(String, String)>,
+}
+
+impl Thread {
+    /// `persist: "session"` stops re-prompting in this process; `"always"`
+    /// also writes the per-tool approval into CODEX_HOME/config.toml.
+    pub fn remember_approval(&mut self, server: &str, tool: &str, persist: &Value, home: &Path, rec: &Recorder) {
+        match persist.as_str() {
+            Some("session") => {
+                self.approved_for_session.insert((server.to_string(), tool.to_string()));
+            }
+            Some("always") => {
+                self.approved_for_session.insert((server.to_string(), tool.to_string()));
+                let path = home.join("config.toml");
+                let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+                text.push_str(&format!("\n[mcp_servers.{server}.tools.{tool}]\napproval_mode = \"approve\"\n"));
+                let _ = std::fs::write(&path, text);
+                rec.record(&json!({"event": "persisted", "server": server, "tool": tool}));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Per-run state, in the script's state file.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+pub struct State {
+    pub next_turn: usize,
+    pub threads: Vec<String>,
+    /// Threads that had a turn, so have a rollout to resume from.
+    #[serde(default)]
+    pub rollouts: Vec<String>,
+}
+
+/// A fresh thread id, recorded in the state file; `salt` tells apart two ids
+/// made by one process.
+pub fn new_thread_id(script: &Script, salt: i64) -> String {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let id = format!("{:08x}-fake-{:04x}-{:012x}", std::process::id(), salt & 0xffff, nanos & 0xffff_ffff_ffff);
+    let mut state: State = script.load_state();
+    state.threads.push(id.clone());
+    script.save_state(&state);
+    id
+}
+
+/// Codex reads an HTTP server's bearer token from the env var it names.
+pub fn target(s: &ServerSettings, env: &BTreeMap<String, String>) -> Result<ServerTarget, String> {
+    let mut headers = BTreeMap::new();
+    if let Some(var) = &s.bearer_token_env_var {
+        let token = env.get(var).ok_or_else(|| profile::missing_bearer_token(var))?;
+        headers.insert("authorization".to_string(), format!("Bearer {token}"));
+    }
+    Ok(ServerTarget {
+        command: s.command.clone(),
+        args: s.args.clone(),
+        env: s.env.clone(),
+        cwd: s.cwd.clone(),
+        url: s.url.clone(),
+        headers,
+    })
+}
+
+/// The thread's MCP servers and their approval modes, for the transcript.
+pub fn describe_servers(settings: &Settings) -> Value {
+    let mode = |m: Option<ApprovalMode>| m.map(|m| format!("{m:?}").to_lowercase());
+    let servers: serde_json::Map<String, Value> = settings
+        .mcp_servers
+        .iter()
+        .map(|(name, s)| {
+            let tools: serde_json::Map<String, Value> = s.tools.iter().map(|(t, ts)| (t.clone(), json!(mode(ts.approval_mode)))).collect();
+            (name.clone(), json!({
+                "transport": if s.url.is_some() { "http" } else { "stdio" },
+                "enabled": s.enabled.unwrap_or(true),
+                "default_tools_approval_mode": mode(s.default_tools_approval_mode),
+                "tools": tools,
+            }))
+        })
+        .collect();
+    Value::Object(servers)
+}

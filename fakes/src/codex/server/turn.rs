@@ -1,0 +1,273 @@
+//! One turn of the scripted model: its actions in order, each MCP tool call
+//! through Codex's approval decision, and what the model sees of it.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use super::channel::{classify_decision, classify_elicitation, classify_permissions, classify_raw, classify_user_input, Channel, Reply};
+use super::shapes::{self, now_ms, ToolItem};
+use super::thread::{State, Thread};
+use crate::codex::approval::{self, Decision};
+use crate::codex::config::ApprovalMode;
+use crate::codex::profile::{self, Profile};
+use crate::codex::script::{Action, RequestKind, Script};
+use crate::wire::Recorder;
+
+/// What a turn works with, borrowed from the app-server for its length.
+pub struct Turn<'a> {
+    pub profile: Profile,
+    pub script: &'a Script,
+    /// CODEX_HOME, where an `always` approval is written.
+    pub home: &'a Path,
+    pub rec: &'a Recorder,
+    pub channel: &'a mut Channel,
+    pub thread: &'a mut Thread,
+    /// progressTokens handed out so far in this process.
+    pub progress_tokens: &'a mut u64,
+}
+
+enum Outcome {
+    Completed(Value),
+    Failed(String),
+}
+
+impl Turn<'_> {
+    /// Answers turn/start `id`, then plays the script's next turn.
+    pub fn play(mut self, id: &Value, params: &Value) {
+        let thread_id = self.thread.id.clone();
+        let mut state: State = self.script.load_state();
+        let index = state.next_turn;
+        state.next_turn += 1;
+        if !state.rollouts.contains(&thread_id) {
+            state.rollouts.push(thread_id.clone());
+        }
+        self.script.save_state(&state);
+        let turn_id = format!("turn-{index}");
+        self.rec.record(&json!({"event": "turn", "index": index, "turn_id": turn_id, "input": params.get("input")}));
+        let pending = shapes::turn_object(&self.profile, &turn_id, json!([]), "inProgress", [Value::Null, Value::Null, Value::Null]);
+        self.channel.respond(id, Ok(json!({"turn": pending})));
+        let ctx = json!({"threadId": thread_id, "turnId": turn_id});
+        let started = Instant::now();
+        let started_at = json!(now_ms() / 1000);
+        self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
+        let running = shapes::turn_object(&self.profile, &turn_id, json!([]), "inProgress", [started_at.clone(), Value::Null, Value::Null]);
+        self.channel.notify("turn/started", json!({"threadId": thread_id, "turn": running}));
+        let actions = self.script.turns.get(index).map(|t| t.actions.clone()).unwrap_or_default();
+        for action in actions {
+            if self.channel.closed() {
+                return;
+            }
+            match action {
+                Action::ToolCall { step, server, tool, arguments } => self.tool_call(&ctx, step, &server, &tool, &arguments),
+                Action::Request { step, request, server } => self.provider_request(&ctx, step, request, server.as_deref()),
+                Action::Raw { step, method, params } => {
+                    let reply = self.channel.ask_marked(&thread_id, &method, params, true);
+                    self.record_answer(step, &method, &reply, classify_raw(&reply));
+                }
+            }
+        }
+        let msg = shapes::agent_message(&self.profile, format!("msg-{turn_id}"), "Done.");
+        let msg_started = now_ms();
+        self.item_started(&ctx, msg.clone(), msg_started);
+        let msg = self.item_completed(&ctx, msg, msg_started);
+        self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "idle"}}));
+        let times = [started_at, json!(now_ms() / 1000), json!(started.elapsed().as_millis() as u64)];
+        let done = shapes::turn_object(&self.profile, &turn_id, json!([msg]), "completed", times);
+        self.channel.notify("turn/completed", json!({"threadId": thread_id, "turn": done}));
+    }
+
+    fn item_started(&mut self, ctx: &Value, item: Value, started_ms: u64) {
+        let params = shapes::item_started(&self.profile, ctx, item, started_ms);
+        self.channel.notify("item/started", params);
+    }
+
+    /// Sends item/completed; returns the item as sent.
+    fn item_completed(&mut self, ctx: &Value, item: Value, started_ms: u64) -> Value {
+        let params = shapes::item_completed(&self.profile, ctx, item, started_ms);
+        let item = params["item"].clone();
+        self.channel.notify("item/completed", params);
+        item
+    }
+
+    fn record_answer(&self, step: usize, method: &str, reply: &Option<Reply>, answer: &str) {
+        let raw = match reply {
+            None => Value::Null,
+            Some(r) => json!({"result": r.result, "error": r.error}),
+        };
+        self.rec.record(&json!({"event": "outcome", "step": step, "method": method, "prompted": true, "answer": answer, "reply": raw}));
+    }
+
+    fn provider_request(&mut self, ctx: &Value, step: usize, kind: RequestKind, server: Option<&str>) {
+        let now = now_ms();
+        let item_id = format!("item-{step}");
+        let mut params = ctx.clone();
+        let extra = match kind {
+            RequestKind::Command => json!({"itemId": item_id, "startedAtMs": now, "command": "rm -rf build", "cwd": "/tmp", "reason": "clean the build directory"}),
+            RequestKind::FileChange => json!({"itemId": item_id, "startedAtMs": now, "reason": "edit README.md", "grantRoot": null}),
+            RequestKind::Permissions => json!({"itemId": item_id, "startedAtMs": now, "cwd": "/tmp", "reason": "needs network", "permissions": {"network": {"enabled": true}}}),
+            RequestKind::UserInput => json!({"itemId": item_id, "isBlocking": true, "questions": [{"id": "q1", "header": "Choice", "question": "Which branch?"}]}),
+            RequestKind::UrlElicitation => json!({"serverName": server.unwrap_or(""), "mode": "url", "elicitationId": format!("el-{step}"), "url": "https://example.invalid/consent", "message": "Open this page to sign in", "_meta": null}),
+            RequestKind::FormElicitation => json!({"serverName": server.unwrap_or(""), "mode": "form", "message": "Please enter your API key", "requestedSchema": {"type": "object", "properties": {"api_key": {"type": "string"}}}, "_meta": null}),
+        };
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        let method = match kind {
+            RequestKind::Command => "item/commandExecution/requestApproval",
+            RequestKind::FileChange => "item/fileChange/requestApproval",
+            RequestKind::Permissions => "item/permissions/requestApproval",
+            RequestKind::UserInput => "item/tool/requestUserInput",
+            RequestKind::UrlElicitation | RequestKind::FormElicitation => "mcpServer/elicitation/request",
+        };
+        let reply = self.channel.ask(&self.thread.id, method, params);
+        let answer = match kind {
+            RequestKind::Command | RequestKind::FileChange => classify_decision(&reply),
+            RequestKind::Permissions => classify_permissions(&reply),
+            RequestKind::UserInput => classify_user_input(&reply),
+            RequestKind::UrlElicitation | RequestKind::FormElicitation => classify_elicitation(&reply),
+        };
+        self.record_answer(step, method, &reply, answer);
+    }
+
+    fn tool_call(&mut self, ctx: &Value, step: usize, server: &str, tool: &str, arguments: &Value) {
+        let call_id = format!("call_{step}");
+        let thread_id = ctx["threadId"].clone();
+        // The model only sees tools of servers that started; anything else is
+        // an unsupported call that never becomes an MCP item.
+        let known = match self.thread.servers.get(server) {
+            Some(Ok(conn)) => conn.tool(tool).map(|t| (t.annotations.clone(), t.description.clone())),
+            _ => None,
+        };
+        let Some((annotations, description)) = known else {
+            let text = profile::unsupported_call(server, tool);
+            self.rec.record(&json!({"event": "outcome", "step": step, "prompted": false, "item_status": null, "model_saw": text, "server": server, "tool": tool}));
+            return;
+        };
+        let read_only = annotations.as_ref().and_then(|a| a.get("readOnlyHint")).cloned().unwrap_or(Value::Null);
+        let profile = self.profile;
+        let item = ToolItem { profile: &profile, call_id: &call_id, server, tool, arguments, read_only };
+        let started = Instant::now();
+        let started_ms = now_ms();
+        self.item_started(ctx, item.at("inProgress", Value::Null, Value::Null, Value::Null), started_ms);
+        let thread = &*self.thread;
+        let mode = thread.settings.mcp_servers.get(server).map(|s| s.mode_for(tool)).unwrap_or(ApprovalMode::Auto);
+        let session_ok = thread.approved_for_session.contains(&(server.to_string(), tool.to_string()));
+        let decision = approval::decide(&self.profile, &thread.approval_policy, &thread.sandbox, mode, annotations.as_ref(), session_ok);
+        let mut prompted = false;
+        let mut answer = Value::Null;
+        let mut persist = Value::Null;
+        // `mcp_result`: what the provider got from the server, before any rendering.
+        let (outcome, mcp_result) = match decision {
+            Decision::DenyNever => (Outcome::Failed(profile::NEVER_DENIAL.into()), Value::Null),
+            Decision::Run => self.run_tool(ctx, &call_id, server, tool, arguments),
+            Decision::Prompt => {
+                prompted = true;
+                self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}));
+                let params = shapes::approval_request(&self.profile, ctx, server, tool, description.as_deref(), arguments);
+                let reply = self.channel.ask(&self.thread.id, "mcpServer/elicitation/request", params);
+                self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
+                answer = json!(classify_elicitation(&reply));
+                persist = reply.as_ref().and_then(|r| r.result.as_ref()).and_then(|r| r.pointer("/_meta/persist")).cloned().unwrap_or(Value::Null);
+                match answer.as_str() {
+                    Some("accept") => {
+                        self.thread.remember_approval(server, tool, &persist, self.home, self.rec);
+                        self.run_tool(ctx, &call_id, server, tool, arguments)
+                    }
+                    Some("cancel") => (Outcome::Failed(profile::CANCELLED.into()), Value::Null),
+                    _ => (Outcome::Failed(profile::REJECTED.into()), Value::Null),
+                }
+            }
+        };
+        let (status, result, error) = match &outcome {
+            Outcome::Completed(r) => ("completed", shapes::item_result(r), Value::Null),
+            Outcome::Failed(e) => ("failed", Value::Null, json!({"message": e})),
+        };
+        let duration = json!(started.elapsed().as_millis() as u64);
+        self.item_completed(ctx, item.at(status, result, error, duration), started_ms);
+        let model_saw = model_output(&self.profile, &outcome);
+        self.rec.record(&json!({
+            "event": "outcome", "step": step, "server": server, "tool": tool, "call_id": call_id,
+            "decision": format!("{decision:?}"), "prompted": prompted, "answer": answer, "persist": persist,
+            "item_status": status, "model_saw": model_saw, "mcp_result": mcp_result,
+        }));
+    }
+
+    /// The call's outcome, and the server's result as the provider got it
+    /// (null when there was none).
+    fn run_tool(&mut self, ctx: &Value, call_id: &str, server: &str, tool: &str, arguments: &Value) -> (Outcome, Value) {
+        *self.progress_tokens += 1;
+        let mut meta = json!({
+            // A counter, as MCP clients use: unrelated to the call id.
+            "progressToken": *self.progress_tokens,
+            "threadId": ctx["threadId"],
+            "x-codex-turn-metadata": {"turnId": ctx["turnId"]},
+        });
+        if self.profile.call_meta_has_call_id() {
+            meta["callId"] = json!(call_id);
+            meta["itemId"] = json!(call_id);
+        }
+        if self.profile.call_meta_has_session_id() {
+            meta["sessionId"] = ctx["threadId"].clone();
+            meta["windowId"] = json!("window-0");
+        }
+        let Some(Ok(conn)) = self.thread.servers.get_mut(server) else {
+            return (Outcome::Failed(profile::unknown_server(server)), Value::Null);
+        };
+        match conn.call(tool, arguments, meta) {
+            Ok(result) if self.profile.float_priority_breaks() && has_float_priority(&result) => {
+                (Outcome::Failed(profile::UNEXPECTED_RESPONSE_TYPE.into()), result)
+            }
+            Ok(result) => (Outcome::Completed(result.clone()), result),
+            Err(e) => (Outcome::Failed(profile::tool_call_error(&e)), Value::Null),
+        }
+    }
+}
+
+/// What the model receives as the function call output.
+fn model_output(profile: &Profile, outcome: &Outcome) -> Value {
+    let header = profile::OUTPUT_HEADER;
+    let (text_parts, raw_blocks): (Vec<String>, Value) = match outcome {
+        // Failures reach the model as a text block too (up to 0.150.x
+        // that block is shown as JSON, as a result would be).
+        Outcome::Failed(e) => (vec![e.clone()], json!([{"type": "text", "text": e}])),
+        Outcome::Completed(r) => {
+            let blocks = r.get("content").cloned().unwrap_or(json!([]));
+            let texts = blocks
+                .as_array()
+                .map(|a| a.iter().map(|b| b.get("text").and_then(Value::as_str).map(String::from).unwrap_or_else(|| b.to_string())).collect())
+                .unwrap_or_default();
+            (texts, blocks)
+        }
+    };
+    if profile.output_as_input_text_array() {
+        let mut parts = vec![json!({"type": "input_text", "text": header})];
+        parts.extend(text_parts.into_iter().map(|t| json!({"type": "input_text", "text": t})));
+        Value::Array(parts)
+    } else {
+        let body = match raw_blocks {
+            Value::String(s) => s,
+            Value::Array(blocks) => format!("[{}]", blocks.iter().map(block_json).collect::<Vec<_>>().join(",")),
+            other => other.to_string(),
+        };
+        json!(format!("{header}\n{body}"))
+    }
+}
+
+/// A content block as the real CLI serializes it: Rust field order, `type`
+/// first, not serde_json's sorted keys.
+fn block_json(block: &Value) -> String {
+    const ORDER: [&str; 10] = ["type", "text", "data", "mimeType", "uri", "name", "description", "resource", "annotations", "_meta"];
+    let Some(map) = block.as_object() else { return block.to_string() };
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort_by_key(|k| (ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()), k.as_str()));
+    let fields: Vec<String> = keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), map[*k])).collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+fn has_float_priority(result: &Value) -> bool {
+    result.get("content").and_then(Value::as_array).is_some_and(|blocks| {
+        blocks.iter().any(|b| b.pointer("/annotations/priority").is_some_and(|p| p.is_f64()))
+    })
+}
