@@ -1,9 +1,13 @@
 //! What a driver asks its host.
 
+use serde::{Deserialize, Serialize};
+
 use crate::gateway::binding::{GatewayEvent, ResumeAnswer};
 
-/// A decision the driver cannot make on its own.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A decision the driver cannot make on its own. Serializable: a driver
+/// that runs out of process sends it to its host as is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum HostPrompt {
     ToolCall { server: String, tool: String },
     Command,

@@ -104,17 +104,9 @@ pub struct BridgeSpec {
     pub tools: Vec<String>,
 }
 
-/// A decision the driver hands to its host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Prompt {
-    ToolCall { server: String, tool: String },
-    Command,
-    FileChange,
-    Permissions,
-    UrlElicitation { server: String },
-    FormElicitation { server: String },
-}
+/// A decision the driver hands to its host: the reference library's own
+/// type, which is also the protocol's (`{"type": "tool_call", ...}`).
+pub use drivers::HostPrompt as Prompt;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {

@@ -10,7 +10,7 @@ use drivers::codex::CodexDriver;
 use drivers::{ApprovalPolicy, BridgeSpec, GlobalPolicy, HostDecision, HostPrompt, Launch as DriverLaunch, McpServerSpec, Parts};
 use serde_json::Value;
 
-use crate::driver::{self, Driver, Failure, Host, Launch, Prompt, ServerSpec, Transport, TurnOutput};
+use crate::driver::{self, Driver, Failure, Host, Launch, ServerSpec, Transport, TurnOutput};
 use crate::scenario::HostAnswer;
 
 /// Adapter-level faults: bugs in how a driver library is wired into a host,
@@ -225,15 +225,7 @@ struct HostBridge<'a>(&'a mut dyn Host);
 
 impl drivers::Host for HostBridge<'_> {
     fn decide(&mut self, prompt: &HostPrompt) -> HostDecision {
-        let p = match prompt {
-            HostPrompt::ToolCall { server, tool } => Prompt::ToolCall { server: server.clone(), tool: tool.clone() },
-            HostPrompt::Command => Prompt::Command,
-            HostPrompt::FileChange => Prompt::FileChange,
-            HostPrompt::Permissions => Prompt::Permissions,
-            HostPrompt::UrlElicitation { server } => Prompt::UrlElicitation { server: server.clone() },
-            HostPrompt::FormElicitation { server } => Prompt::FormElicitation { server: server.clone() },
-        };
-        match self.0.decide(&p) {
+        match self.0.decide(prompt) {
             HostAnswer::Accept => HostDecision::Accept,
             HostAnswer::Decline => HostDecision::Decline,
             HostAnswer::Cancel => HostDecision::Cancel,

@@ -375,7 +375,7 @@ mod tests {
     #[test]
     fn reads_inline_and_file_configs() {
         let dir = tempfile::tempdir().unwrap();
-        let p = Profile::new(crate::version::Version::new(2, 1, 332));
+        let p = Profile { version: crate::version::Version::new(2, 1, 332) };
         std::fs::write(dir.path().join("m.json"), r#"{"mcpServers":{"f":{"command":"x","timeout":1500}}}"#).unwrap();
         let inline = r#"{"mcpServers":{"w":{"type":"http","url":"http://127.0.0.1:1/mcp","headers":{"Authorization":"Bearer ${TOK}"}}}}"#;
         let servers = load_mcp_configs(&["m.json".into(), inline.into()], dir.path(), &env(), &p).unwrap();
@@ -400,7 +400,7 @@ mod tests {
         std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"allow":["mcp__a__b"],"deny":["mcp__a__c"]}}"#).unwrap();
         let envs: BTreeMap<String, String> = [("CLAUDE_CONFIG_DIR".to_string(), dir.path().join("cfg").display().to_string())].into_iter().collect();
         let locations = Locations::new(&envs);
-        let p = Profile::new(crate::version::Version::new(2, 1, 332));
+        let p = Profile { version: crate::version::Version::new(2, 1, 332) };
         let sources = parse_setting_sources(None).unwrap();
         let untrusted = json!({});
         let s = load_settings(&SettingsInput { flag: None, sources: &sources, cwd: &cwd, locations: &locations, global_config: &untrusted, profile: &p }).unwrap();

@@ -50,7 +50,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     // argv as given: a driver that puts a secret on the command line is
     // caught by the harness finding it here.
     rec.record(&json!({"event": "launch", "pid": std::process::id(), "version": version.to_string(), "argv": argv}));
-    let code = process::run(profile::Profile::new(version), script, rec.clone(), &argv);
+    let code = process::run(profile::Profile { version }, script, rec.clone(), &argv);
     rec.record(&json!({"event": "exit", "code": code}));
     code
 }

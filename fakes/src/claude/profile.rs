@@ -17,10 +17,6 @@ pub struct Profile {
 }
 
 impl Profile {
-    pub fn new(version: Version) -> Profile {
-        Profile { version }
-    }
-
     /// What `--version` prints.
     pub fn version_line(&self) -> String {
         format!("{} (Claude Code)", self.version)
@@ -184,8 +180,15 @@ pub fn no_conversation(id: &str) -> String {
 
 /// The model-facing text of a refusal without any prompt.
 pub fn not_granted(name: &str) -> String {
-    format!("Claude requested permissions to use {name}, but you haven't granted it yet.")
+    format!("Claude requested permissions to use {name}, but {NOT_GRANTED}.")
 }
+
+/// The part of [`not_granted`] that names no tool.
+pub const NOT_GRANTED: &str = "you haven't granted it yet";
+/// The part of [`no_such_tool`] that names no tool.
+pub const NO_SUCH_TOOL: &str = "No such tool available";
+/// The part of a tool timeout's text that names no server or tool.
+pub const TIMED_OUT: &str = "timed out after";
 
 /// A call refused in `--permission-mode plan`.
 pub fn plan_denial(name: &str) -> String {
@@ -199,7 +202,7 @@ pub fn dont_ask_denial(name: &str) -> String {
 
 /// A call to a tool the model was not given (denied or not connected).
 pub fn no_such_tool(name: &str) -> String {
-    format!("<tool_use_error>Error: No such tool available: {name}</tool_use_error>")
+    format!("<tool_use_error>Error: {NO_SUCH_TOOL}: {name}</tool_use_error>")
 }
 
 /// The stderr line of a `--permission-prompt-tool` that is not among the
@@ -216,7 +219,7 @@ pub fn tool_use_error(name: &str, message: &str) -> String {
 /// What the model sees when a call brings back no result.
 pub fn failure_text(server: &str, tool: &str, failure: &CallFailure, timeout_ms: f64) -> String {
     match failure {
-        CallFailure::TimedOut => format!("MCP server \"{server}\" tool \"{tool}\" timed out after {}s", (timeout_ms / 1000.0).floor() as u64),
+        CallFailure::TimedOut => format!("MCP server \"{server}\" tool \"{tool}\" {TIMED_OUT} {}s", (timeout_ms / 1000.0).floor() as u64),
         CallFailure::Rpc { code, message } => format!("MCP error {code}: {message}"),
         CallFailure::Transport(_) => "MCP error -32000: Connection closed".to_string(),
     }
@@ -228,12 +231,12 @@ mod tests {
 
     #[test]
     fn thresholds() {
-        let old = Profile::new(MEASURED[0]);
-        let new = Profile::new(MEASURED[1]);
+        let old = Profile { version: MEASURED[0] };
+        let new = Profile { version: MEASURED[1] };
         assert!(!old.probes_discover() && new.probes_discover());
         assert_eq!(old.client_capabilities()["elicitation"], json!({}));
         assert_eq!(new.client_capabilities()["elicitation"], json!({"form": {}, "url": {}}));
-        assert!(Profile::new(Version::new(2, 1, 300)).invalid_prompt_answer_text().ends_with("string}."));
-        assert!(Profile::new(Version::new(2, 2, 0)).probes_discover());
+        assert!(Profile { version: Version::new(2, 1, 300) }.invalid_prompt_answer_text().ends_with("string}."));
+        assert!(Profile { version: Version::new(2, 2, 0) }.probes_discover());
     }
 }

@@ -69,7 +69,7 @@ mod tests {
     use serde_json::json;
 
     fn p(minor: u32) -> Profile {
-        Profile::new(Version::new(0, minor, 0))
+        Profile { version: Version::new(0, minor, 0) }
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         }
     };
     if show_version {
-        println!("{}", profile::Profile::new(version).version_line());
+        println!("{}", profile::Profile { version }.version_line());
         return 0;
     }
     if subcommand.is_none() {
@@ -79,7 +79,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    server::Server::new(profile::Profile::new(version), script, rec, base, home, env).run()
+    server::Server::new(profile::Profile { version }, script, rec, base, home, env).run()
 }
 
 fn usage(msg: &str) -> i32 {

@@ -22,10 +22,6 @@ pub struct Profile {
 }
 
 impl Profile {
-    pub fn new(version: Version) -> Profile {
-        Profile { version }
-    }
-
     /// What `--version` prints.
     pub fn version_line(&self) -> String {
         format!("codex-cli {}", self.version)
@@ -202,9 +198,12 @@ pub fn thread_not_found(thread_id: &Value) -> String {
     format!("thread not found: {thread_id}")
 }
 
+/// How the model's view of a call to a tool it was not given begins.
+pub const UNSUPPORTED_CALL: &str = "unsupported call";
+
 /// What the model sees of a call to a tool it was not given.
 pub fn unsupported_call(server: &str, tool: &str) -> String {
-    format!("unsupported call: mcp__{server}__{tool}")
+    format!("{UNSUPPORTED_CALL}: mcp__{server}__{tool}")
 }
 
 /// The item error of a call to a server that did not start.

@@ -7,6 +7,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+/// Between the tool's name and its arguments in a default result's text, so
+/// a judge can tell a result from an error.
+pub const RESULT_MARK: &str = " ok: ";
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Catalog {
@@ -106,7 +110,7 @@ impl Tool {
         match &self.result {
             Some(r) => r.clone(),
             None => json!({
-                "content": [{"type": "text", "text": format!("{server}/{} ok: {arguments}", self.name)}],
+                "content": [{"type": "text", "text": format!("{server}/{}{RESULT_MARK}{arguments}", self.name)}],
                 "isError": false,
             }),
         }

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use fakes::claude::profile::{NOT_GRANTED, NO_SUCH_TOOL};
 use fakes::version::Version;
 use fakes::wire::read_jsonl;
 use serde_json::{json, Value};
@@ -107,7 +108,7 @@ pub fn derive_claude_outcomes(scenario: &Scenario, transcript: &Path, recordings
         let not_run = meta.as_ref().is_some_and(|m| m["non_execution_kind"].is_string());
         if decision.is_none() && not_run {
             let text = block.as_ref().map(|b| b["content"].to_string()).unwrap_or_default();
-            let by_cli = text.contains("haven't granted") || text.contains("No such tool available");
+            let by_cli = text.contains(NOT_GRANTED) || text.contains(NO_SUCH_TOOL);
             prompted = json!(!by_cli);
             answer = if by_cli { Value::Null } else { json!("deny") };
         }

@@ -160,12 +160,13 @@ fn model_saw(output: &Value, answer: &Value, made: bool) -> String {
         Value::Object(_) => output.to_string(),
         _ => String::new(),
     };
-    use fakes::codex::approval::{CANCELLED, NEVER_DENIAL, REJECTED};
-    let class = if text.contains("unsupported call") || text.contains("No such tool available") {
+    use fakes::claude::profile::{NOT_GRANTED, NO_SUCH_TOOL, TIMED_OUT};
+    use fakes::codex::profile::{CANCELLED, NEVER_DENIAL, REJECTED, UNSUPPORTED_CALL};
+    let class = if text.contains(UNSUPPORTED_CALL) || text.contains(NO_SUCH_TOOL) {
         "unsupported"
-    } else if text.contains("haven't granted it yet") {
+    } else if text.contains(NOT_GRANTED) {
         "not-granted"
-    } else if text.contains("timed out after") {
+    } else if text.contains(TIMED_OUT) {
         "timeout"
     } else if answer == "deny" || answer == "invalid" {
         // Claude Code shows the permission tool's own message.
@@ -176,7 +177,7 @@ fn model_saw(output: &Value, answer: &Value, made: bool) -> String {
         "cancelled"
     } else if text.contains(NEVER_DENIAL) {
         "denied-never"
-    } else if text.contains(" ok: ") {
+    } else if text.contains(fakes::mcp::catalog::RESULT_MARK) {
         "result"
     } else {
         "error"
