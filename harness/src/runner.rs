@@ -38,9 +38,9 @@ pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn 
     }
     let mut obs = trial::run(scenario, version, driver, fakes);
     let verdict = verdict::judge(scenario, version, &obs);
-    let summary = fidelity::summarize(&obs.run_dir, &obs);
+    let summary = fidelity::summarize(&obs.run.path, &obs);
     if crate::limits::keep_run_dir(verdict.failed()) {
-        if let Some(dir) = obs.dir.take() {
+        if let Some(dir) = obs.run.dir.take() {
             eprintln!("kept run directory {} ({})", dir.keep().display(), plan::trial_name(scenario, version));
         }
     }

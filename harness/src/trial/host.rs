@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use super::setup::call_arguments;
+use super::HostSaw;
 use crate::driver::{GatewayEvent, Host, HostAnswer, Prompt, ResumeAnswer};
 use crate::scenario::{toml_to_json, Consent, RequestKind, Scenario, Step};
 
@@ -14,10 +15,8 @@ pub(super) struct HostLog<'a> {
     pub scenario: &'a Scenario,
     /// Steps of the turn in progress: (index, step).
     pub turn: Vec<usize>,
-    pub asked: &'a mut Vec<bool>,
-    pub bridge_calls: &'a mut Vec<u64>,
-    /// Per step: (approval interrupt, OAuth pause, bound catalog row).
-    pub gateway: &'a mut Vec<(bool, bool, Option<String>)>,
+    /// What reached the host, per step.
+    pub saw: &'a mut Vec<HostSaw>,
     /// The gateway's token vault, written when the user consents.
     pub vault: Option<PathBuf>,
     pub stray: &'a mut Vec<Prompt>,
@@ -26,7 +25,7 @@ pub(super) struct HostLog<'a> {
 impl Host for HostLog<'_> {
     fn decide(&mut self, prompt: &Prompt) -> HostAnswer {
         let found = self.turn.iter().copied().find(|&i| {
-            !self.asked[i]
+            !self.saw[i].asked
                 && match (&self.scenario.steps[i], prompt) {
                     (Step::ToolCall { server, tool, .. }, Prompt::ToolCall { server: s, tool: t }) => {
                         server.trim() == s && tool.trim() == t
@@ -37,7 +36,7 @@ impl Host for HostLog<'_> {
         });
         match found {
             Some(i) => {
-                self.asked[i] = true;
+                self.saw[i].asked = true;
                 match &self.scenario.steps[i] {
                     Step::ToolCall { host, .. } | Step::Request { host, .. } => host.unwrap_or(HostAnswer::Decline),
                     _ => HostAnswer::Decline,
@@ -57,18 +56,18 @@ impl Host for HostLog<'_> {
         };
         let gateway = self.scenario.gateway.as_ref().map(|g| g.server.trim().to_string()).unwrap_or_default();
         let step = self.turn.iter().copied().find(|&i| {
-            let seen = if oauth { self.gateway[i].1 } else { self.gateway[i].0 };
+            let seen = if oauth { self.saw[i].oauth_required } else { self.saw[i].interrupted };
             !seen && matches!(&self.scenario.steps[i], Step::ToolCall { server, tool, .. } if server.trim() == gateway && tool.trim() == binding.runtime_id)
         });
         let Some(i) = step else {
             self.stray.push(Prompt::ToolCall { server: gateway, tool: format!("{} ({})", binding.runtime_id, if oauth { "oauth" } else { "approval" }) });
             return if oauth { ResumeAnswer::Declined } else { ResumeAnswer::Deny };
         };
-        let entry = &mut self.gateway[i];
-        entry.2 = Some(binding.catalog_row_id.clone());
+        let entry = &mut self.saw[i];
+        entry.bound_row = Some(binding.catalog_row_id.clone());
         let Step::ToolCall { host, consent, .. } = &self.scenario.steps[i] else { return ResumeAnswer::Deny };
         if oauth {
-            entry.1 = true;
+            entry.oauth_required = true;
             if *consent == Some(Consent::Grant) {
                 // The user completes the provider's consent: the vault gets a token.
                 if let Some(vault) = &self.vault {
@@ -80,7 +79,7 @@ impl Host for HostLog<'_> {
             }
             ResumeAnswer::Declined
         } else {
-            entry.0 = true;
+            entry.interrupted = true;
             if *host == Some(HostAnswer::Accept) { ResumeAnswer::Approve } else { ResumeAnswer::Deny }
         }
     }
@@ -102,7 +101,7 @@ impl HostLog<'_> {
             }
             _ => false,
         })?;
-        self.bridge_calls[step] += 1;
+        self.saw[step].bridge_calls += 1;
         let decl = bridge.tools.get(tool)?;
         Some(json!({"content": decl.content.iter().map(toml_to_json).collect::<Vec<_>>(), "isError": decl.is_error}))
     }

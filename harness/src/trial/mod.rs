@@ -31,25 +31,38 @@ pub const TRANSCRIPT: &str = "provider.jsonl";
 /// Everything observed during one trial.
 #[derive(Debug, Default)]
 pub struct Observations {
+    /// The driver refused to open the session (or failed to).
     pub launch_error: Option<Failure>,
-    /// Provider processes started (from the fake's own launch records).
-    pub provider_launches: usize,
-    pub steps: Vec<StepObservation>,
     /// Host prompts no step accounts for.
     pub stray_prompts: Vec<Prompt>,
+    pub steps: Vec<StepObservation>,
+    pub provider: ProviderRecord,
+    pub run: RunRecord,
+}
+
+/// What the provider processes recorded.
+#[derive(Debug, Default)]
+pub struct ProviderRecord {
+    /// Provider processes started (from the fake's own launch records).
+    pub launches: usize,
     /// Every approvalPolicy the provider's threads were opened with.
     pub approval_policies: Vec<Value>,
     /// Whether each initialize asked for experimentalApi.
     pub experimental_api: Vec<bool>,
     /// The provider's wire and events, as its transcript recorded them.
     pub transcript: Vec<Value>,
+}
+
+/// The run itself: its directory, the secrets handed out, what went wrong.
+#[derive(Debug, Default)]
+pub struct RunRecord {
+    pub path: PathBuf,
+    /// The run directory; removed when dropped unless kept.
+    pub dir: Option<TempDir>,
     /// Every secret value the host handed out, initial and rotated.
     pub secrets: Vec<String>,
     /// The harness could not prepare the run.
     pub setup_error: Option<String>,
-    pub run_dir: PathBuf,
-    /// The run directory; removed when dropped unless kept.
-    pub dir: Option<TempDir>,
     /// The trial hit its time limit.
     pub timed_out: bool,
 }
@@ -58,21 +71,35 @@ pub struct Observations {
 pub struct StepObservation {
     /// The fake provider's outcome record for this step, if any.
     pub outcome: Option<Value>,
+    /// How many times the MCP server (or, for the host's own tools, the
+    /// host) received this step's call.
     pub server_calls: u64,
-    pub host_asked: bool,
+    pub host: HostSaw,
+    pub driver: DriverSaw,
+}
+
+/// What reached the host during a step.
+#[derive(Debug, Default, Clone)]
+pub struct HostSaw {
+    /// The driver passed a decision to the host.
+    pub asked: bool,
     /// Calls of the host's own tool this step made through the bridge.
     pub bridge_calls: u64,
-    /// The driver reported a bridged record under this step's call id.
-    pub driver_recorded: bool,
     /// Gateway pauses the driver made for this step, and the row it bound.
     pub interrupted: bool,
     pub oauth_required: bool,
     pub bound_row: Option<String>,
-    pub fingerprint: Option<String>,
-    /// A driver call made for this step (turn, resume ...) failed.
-    pub driver_error: Option<Failure>,
 }
 
+/// What the driver reported for a step.
+#[derive(Debug, Default, Clone)]
+pub struct DriverSaw {
+    /// A driver call made for this step (turn, resume ...) failed.
+    pub error: Option<Failure>,
+    pub fingerprint: Option<String>,
+    /// The driver reported a bridged record under this step's call id.
+    pub recorded: bool,
+}
 
 /// Runs one trial in a fresh temporary directory. If it outlives the limit,
 /// the provider processes are killed, which unblocks a driver waiting on
@@ -80,10 +107,13 @@ pub struct StepObservation {
 pub fn run(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes) -> Observations {
     let dir = match tempfile::Builder::new().prefix("conformance-").tempdir() {
         Ok(d) => d,
-        Err(e) => return Observations { setup_error: Some(format!("no temp dir: {e}")), ..Observations::default() },
+        Err(e) => {
+            let run = RunRecord { setup_error: Some(format!("no temp dir: {e}")), ..RunRecord::default() };
+            return Observations { run, ..Observations::default() };
+        }
     };
     let mut obs = run_in(scenario, version, driver, fakes, dir.path());
-    obs.dir = Some(dir);
+    obs.run.dir = Some(dir);
     obs
 }
 
@@ -101,7 +131,7 @@ pub fn run_in(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Dr
         });
         let mut obs = play::play(scenario, version, driver, fakes, dir);
         let _ = done.send(());
-        obs.timed_out = fired.load(Ordering::SeqCst);
+        obs.run.timed_out = fired.load(Ordering::SeqCst);
         obs
     })
 }

@@ -14,9 +14,9 @@ use crate::scenario::{Scenario, Step};
 
 pub(super) fn gather(scenario: &Scenario, dir: &Path, recordings: &BTreeMap<String, PathBuf>, obs: &mut Observations) {
     let codex = read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default();
-    obs.provider_launches = codex.iter().filter(|e| e["event"] == "launch").count();
-    obs.approval_policies = codex.iter().filter(|e| e["event"] == "thread").map(|e| e["approvalPolicy"].clone()).collect();
-    obs.experimental_api = codex
+    obs.provider.launches = codex.iter().filter(|e| e["event"] == "launch").count();
+    obs.provider.approval_policies = codex.iter().filter(|e| e["event"] == "thread").map(|e| e["approvalPolicy"].clone()).collect();
+    obs.provider.experimental_api = codex
         .iter()
         .filter(|e| e["dir"] == "c2s" && e["msg"]["method"] == "initialize")
         .map(|e| e["msg"]["params"]["capabilities"]["experimentalApi"] == json!(true))
@@ -48,5 +48,5 @@ pub(super) fn gather(scenario: &Scenario, dir: &Path, recordings: &BTreeMap<Stri
                 .count() as u64;
         }
     }
-    obs.transcript = codex;
+    obs.provider.transcript = codex;
 }

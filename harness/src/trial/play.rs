@@ -10,7 +10,7 @@ use fakes::version::Version;
 use super::host::HostLog;
 use super::providers::Fakes;
 use super::setup::{canary, Setup};
-use super::{observe, Observations, StepObservation, TRANSCRIPT};
+use super::{observe, HostSaw, Observations, StepObservation, TRANSCRIPT};
 use crate::driver::{BridgeSpec, CatalogRow, Driver, GatewaySpec, Launch, ServerSpec};
 use crate::scenario::{Provider, Scenario, Step};
 
@@ -26,12 +26,13 @@ struct HostState {
 
 
 pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
-    let mut obs = Observations { run_dir: dir.to_path_buf(), ..Observations::default() };
+    let mut obs = Observations::default();
+    obs.run.path = dir.to_path_buf();
     obs.steps = vec![StepObservation::default(); scenario.steps.len()];
     let mut setup = match Setup::create(scenario, version, fakes, dir) {
         Ok(s) => s,
         Err(e) => {
-            obs.setup_error = Some(format!("harness could not set up the run: {e}"));
+            obs.run.setup_error = Some(format!("harness could not set up the run: {e}"));
             return obs;
         }
     };
@@ -68,9 +69,7 @@ pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut d
         bridge: scenario.bridge.as_ref().map(|b| BridgeSpec { server: b.server.clone(), tools: b.tools.keys().cloned().collect() }),
         gateway: h.gateway.clone(),
     };
-    let mut asked = vec![false; scenario.steps.len()];
-    let mut bridge_calls = vec![0; scenario.steps.len()];
-    let mut gateway_seen = vec![(false, false, None); scenario.steps.len()];
+    let mut saw = vec![HostSaw::default(); scenario.steps.len()];
     let vault = scenario.gateway.as_ref().map(|g| setup.vault_file(&g.server));
     let mut bridged_ids: Vec<String> = Vec::new();
     let mut stray = Vec::new();
@@ -91,15 +90,13 @@ pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut d
                     let mut log = HostLog {
                         scenario,
                         turn: std::mem::take(&mut turn),
-                        asked: &mut asked,
-                        bridge_calls: &mut bridge_calls,
-                        gateway: &mut gateway_seen,
+                        saw: &mut saw,
                         vault: vault.clone(),
                         stray: &mut stray,
                     };
                     match driver.turn(&format!("turn {turn_number}"), &scoped, &mut log) {
                         Ok(out) => bridged_ids.extend(out.bridged.into_iter().map(|b| b.call_id)),
-                        Err(e) => obs.steps[i].driver_error = Some(e),
+                        Err(e) => obs.steps[i].driver.error = Some(e),
                     }
                     continue;
                 }
@@ -141,7 +138,7 @@ pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut d
                     }
                     Step::Fingerprint { .. } => match driver.fingerprint(&host.servers, &scenario.policy.global) {
                         Ok(fp) => {
-                            obs.steps[i].fingerprint = Some(fp);
+                            obs.steps[i].driver.fingerprint = Some(fp);
                             Ok(())
                         }
                         Err(e) => Err(e),
@@ -149,7 +146,7 @@ pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut d
                     Step::ToolCall { .. } | Step::Request { .. } | Step::RawRequest { .. } => Ok(()),
                 };
                 if let Err(e) = result {
-                    obs.steps[i].driver_error = Some(e);
+                    obs.steps[i].driver.error = Some(e);
                 }
             }
         }
@@ -163,24 +160,19 @@ pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut d
             _ => super::real::derive_outcomes(scenario, dir, &dir.join(TRANSCRIPT)),
         }
     }
-    for (i, a) in asked.into_iter().enumerate() {
-        obs.steps[i].host_asked = a;
-        obs.steps[i].bridge_calls = bridge_calls[i];
-        let (interrupted, oauth, row) = gateway_seen[i].clone();
-        obs.steps[i].interrupted = interrupted;
-        obs.steps[i].oauth_required = oauth;
-        obs.steps[i].bound_row = row;
+    for (step, host) in obs.steps.iter_mut().zip(saw) {
+        step.host = host;
     }
     obs.stray_prompts = stray;
-    obs.secrets = secrets;
+    obs.run.secrets = secrets;
     observe::gather(scenario, dir, &setup.recordings, &mut obs);
     let bridge_server = scenario.bridge.as_ref().map(|b| b.server.trim());
     for (step, decl) in obs.steps.iter_mut().zip(&scenario.steps) {
         let call_id = step.outcome.as_ref().and_then(|o| o["call_id"].as_str()).unwrap_or("");
-        step.driver_recorded = !call_id.is_empty() && bridged_ids.iter().any(|b| b == call_id);
+        step.driver.recorded = !call_id.is_empty() && bridged_ids.iter().any(|b| b == call_id);
         // For the host's own tools, "the server" is the host.
         if matches!(decl, Step::ToolCall { server, .. } if Some(server.trim()) == bridge_server) {
-            step.server_calls = step.bridge_calls;
+            step.server_calls = step.host.bridge_calls;
         }
     }
     obs

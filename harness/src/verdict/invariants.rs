@@ -14,11 +14,11 @@ use fakes::version::Version;
 
 pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) -> Vec<Mismatch> {
     let mut out = Vec::new();
-    if let Some(e) = &obs.setup_error {
+    if let Some(e) = &obs.run.setup_error {
         out.push(Mismatch { at: "harness".into(), field: "setup".into(), expected: "a usable run".into(), actual: e.clone() });
         return out;
     }
-    if obs.timed_out {
+    if obs.run.timed_out {
         out.push(Mismatch {
             at: "trial".into(),
             field: "time".into(),
@@ -31,7 +31,7 @@ pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) 
     };
     // Each server request must be answered at most once.
     let mut replies: BTreeMap<String, usize> = BTreeMap::new();
-    for e in &obs.transcript {
+    for e in &obs.provider.transcript {
         if e["dir"] == "c2s" && e["msg"].get("method").is_none() {
             if let Some(id) = e["msg"].get("id") {
                 *replies.entry(id.to_string()).or_default() += 1;
@@ -43,13 +43,13 @@ pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) 
     }
     // Every wire message must be one the real Codex of this version sends or accepts.
     if let (Provider::Codex, Some(v)) = (scenario.provider, version) {
-        for problem in crate::schema::check_transcript(&v.to_string(), &obs.transcript) {
+        for problem in crate::schema::check_transcript(&v.to_string(), &obs.provider.transcript) {
             violation(format!("schema: {problem}"));
         }
     }
     // Secrets must not be written anywhere the harness can see.
-    let dir = &obs.run_dir;
-    for secret in &obs.secrets {
+    let dir = &obs.run.path;
+    for secret in &obs.run.secrets {
         for path in files_below(dir) {
             if path.extension().is_some_and(|e| e == "token") {
                 continue; // the fake server's own copy of the expected token

@@ -20,8 +20,8 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
     }
     match (&scenario.launch.error, &obs.launch_error) {
         (Some(kind), Some(err)) if &err.kind == kind => {
-            if obs.provider_launches > 0 {
-                push("launch", "provider processes", "0 (refused before launch)".into(), obs.provider_launches.to_string());
+            if obs.provider.launches > 0 {
+                push("launch", "provider processes", "0 (refused before launch)".into(), obs.provider.launches.to_string());
             }
         }
         (Some(kind), got) => push("launch", "error", kind.clone(), describe_failure(got)),
@@ -29,7 +29,7 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         (None, None) => {}
     }
     if let Some(expected) = &scenario.provider_saw.approval_policy {
-        for policy in &obs.approval_policies {
+        for policy in &obs.provider.approval_policies {
             let kind = match policy {
                 Value::String(s) => s.clone(),
                 Value::Object(o) => o.keys().next().cloned().unwrap_or_default(),
@@ -41,7 +41,7 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         }
     }
     if let Some(expected) = scenario.provider_saw.experimental_api {
-        for got in &obs.experimental_api {
+        for got in &obs.provider.experimental_api {
             if *got != expected {
                 push("provider", "experimental_api", expected.to_string(), got.to_string());
             }
@@ -51,7 +51,7 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
     for (i, step) in scenario.steps.iter().enumerate() {
         let o = &obs.steps[i];
         let at = format!("step {} ({})", i + 1, describe_step(step));
-        if let Some(e) = &o.driver_error {
+        if let Some(e) = &o.driver.error {
             push(&at, "driver", "no error".into(), format!("{}: {}", e.kind, e.message));
         }
         let outcome = o.outcome.as_ref();
@@ -71,7 +71,7 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
                 if !unknown("prompted") {
                     check("prompted", expect.prompted.map(|b| b.to_string()), if made { (field("prompted") == true).to_string() } else { "no call made".into() });
                 }
-                check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host_asked.to_string());
+                check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host.asked.to_string());
                 if !unknown("answer") {
                     check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
                 }
@@ -87,17 +87,17 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
                     let annotated = blocks.iter().any(|b| b.get("annotations").is_some());
                     check("annotated", expect.annotated.map(|b| b.to_string()), annotated.to_string());
                 }
-                check("driver_recorded", expect.driver_recorded.map(|b| b.to_string()), o.driver_recorded.to_string());
-                check("interrupted", expect.interrupted.map(|b| b.to_string()), o.interrupted.to_string());
-                check("oauth_required", expect.oauth_required.map(|b| b.to_string()), o.oauth_required.to_string());
-                check("bound_row", expect.bound_row.clone(), o.bound_row.clone().unwrap_or_else(|| "no binding seen".into()));
+                check("driver_recorded", expect.driver_recorded.map(|b| b.to_string()), o.driver.recorded.to_string());
+                check("interrupted", expect.interrupted.map(|b| b.to_string()), o.host.interrupted.to_string());
+                check("oauth_required", expect.oauth_required.map(|b| b.to_string()), o.host.oauth_required.to_string());
+                check("bound_row", expect.bound_row.clone(), o.host.bound_row.clone().unwrap_or_else(|| "no binding seen".into()));
             }
             Step::Request { expect, .. } | Step::RawRequest { expect, .. } => {
                 check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
-                check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host_asked.to_string());
+                check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host.asked.to_string());
             }
             Step::Fingerprint { label, expect } => {
-                let fp = o.fingerprint.as_deref().unwrap_or("");
+                let fp = o.driver.fingerprint.as_deref().unwrap_or("");
                 if let Some(other) = &expect.same_as {
                     let theirs = fingerprints.get(other.as_str()).copied().unwrap_or("");
                     if fp.is_empty() || fp != theirs {

@@ -51,7 +51,7 @@ impl fmt::Display for NotTestable {
 /// Judges one trial's observations.
 pub fn judge(scenario: &Scenario, version: Option<Version>, obs: &Observations) -> Verdict {
     let mut mismatches = invariants::check(scenario, version, obs);
-    if obs.setup_error.is_none() {
+    if obs.run.setup_error.is_none() {
         mismatches.extend(judge::judge(scenario, obs));
     }
     if mismatches.is_empty() {
@@ -70,7 +70,7 @@ fn not_testable(scenario: &Scenario, obs: &Observations) -> Option<NotTestable> 
         .iter()
         .zip(&scenario.steps)
         .enumerate()
-        .filter_map(|(i, (o, step))| o.driver_error.as_ref().map(|e| (format!("step {} ({})", i + 1, describe_step(step)), e)));
+        .filter_map(|(i, (o, step))| o.driver.error.as_ref().map(|e| (format!("step {} ({})", i + 1, describe_step(step)), e)));
     at_launch
         .chain(at_steps)
         .find(|(_, e)| e.kind == NOT_TESTABLE)
