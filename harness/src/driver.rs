@@ -48,54 +48,10 @@ pub struct Launch {
     pub gateway: Option<GatewaySpec>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GatewaySpec {
-    pub server: String,
-    pub session: String,
-    pub catalog: Vec<CatalogRow>,
-}
-
-/// One row of the host's gateway catalog.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CatalogRow {
-    pub row_id: String,
-    pub target_id: String,
-    pub raw_tool: String,
-    /// `required` or `none`.
-    pub approval: String,
-    pub oauth_provider: Option<String>,
-    pub custom_parameters: BTreeMap<String, String>,
-}
-
-/// What a driver bound a gateway tool to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Binding {
-    pub target_id: String,
-    pub raw_tool: String,
-    pub runtime_id: String,
-    pub catalog_row_id: String,
-    pub approval: String,
-    pub oauth_provider_id: Option<String>,
-    pub custom_parameters_digest: String,
-    pub session: String,
-}
-
-/// A pause the host resumes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum GatewayEvent {
-    ApprovalInterrupt { binding: Binding },
-    OauthRequired { binding: Binding },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ResumeAnswer {
-    Approve,
-    Deny,
-    Consented,
-    Declined,
-}
+/// The gateway's catalog, the bindings a driver makes from it and the pauses
+/// they cause: the reference library's own types, which are also the
+/// protocol's.
+pub use drivers::gateway::{Binding, CatalogRow, GatewayApproval, GatewayEvent, GatewaySpec, ResumeAnswer};
 
 /// Host tools a driver exposes to the child as MCP server `server`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

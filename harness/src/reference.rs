@@ -89,26 +89,7 @@ impl ReferenceDriver {
             secrets: l.secrets.clone(),
             global: global(&l.global)?,
             servers: self.specs(&l.servers)?,
-            gateway: l.gateway.as_ref().map(|g| drivers::gateway::GatewaySpec {
-                server: g.server.clone(),
-                session: g.session.clone(),
-                catalog: g
-                    .catalog
-                    .iter()
-                    .map(|r| drivers::gateway::CatalogRow {
-                        row_id: r.row_id.clone(),
-                        target_id: r.target_id.clone(),
-                        raw_tool: r.raw_tool.clone(),
-                        approval: if r.approval == "required" {
-                            drivers::gateway::GatewayApproval::Required
-                        } else {
-                            drivers::gateway::GatewayApproval::None
-                        },
-                        oauth_provider: r.oauth_provider.clone(),
-                        custom_parameters: r.custom_parameters.clone(),
-                    })
-                    .collect(),
-            }),
+            gateway: l.gateway.clone(),
             bridge: l.bridge.as_ref().map(|b| BridgeSpec {
                 server: b.server.clone(),
                 tools: b.tools.iter().map(|t| BridgeTool { name: t.clone(), description: format!("Host tool {t}") }).collect(),
@@ -237,28 +218,9 @@ impl drivers::Host for HostBridge<'_> {
     }
 
     fn interrupt(&mut self, event: &drivers::gateway::GatewayEvent) -> drivers::gateway::ResumeAnswer {
-        use drivers::gateway::{GatewayApproval, GatewayEvent as E, ResumeAnswer as R};
-        let binding = |b: &drivers::gateway::Binding| driver::Binding {
-            target_id: b.target_id.clone(),
-            raw_tool: b.raw_tool.clone(),
-            runtime_id: b.runtime_id.clone(),
-            catalog_row_id: b.catalog_row_id.clone(),
-            approval: if b.approval == GatewayApproval::Required { "required" } else { "none" }.into(),
-            oauth_provider_id: b.oauth_provider_id.clone(),
-            custom_parameters_digest: b.custom_parameters_digest.clone(),
-            session: b.session.clone(),
-        };
-        let e = match event {
-            E::ApprovalInterrupt(b) => driver::GatewayEvent::ApprovalInterrupt { binding: binding(b) },
-            E::OAuthRequired(b) => driver::GatewayEvent::OauthRequired { binding: binding(b) },
-        };
-        match self.0.interrupt(&e) {
-            driver::ResumeAnswer::Approve => R::Approve,
-            driver::ResumeAnswer::Deny => R::Deny,
-            driver::ResumeAnswer::Consented => R::Consented,
-            driver::ResumeAnswer::Declined => R::Declined,
-        }
+        self.0.interrupt(event)
     }
+
 }
 
 fn global(s: &str) -> Result<GlobalPolicy, Failure> {

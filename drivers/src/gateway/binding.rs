@@ -3,12 +3,14 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::DriverError;
 use crate::spec::ApprovalPolicy;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum GatewayApproval {
     /// Pause for the host's approval before every call.
     Required,
@@ -16,7 +18,7 @@ pub enum GatewayApproval {
 }
 
 /// One catalog row, as the host's catalog has it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogRow {
     pub row_id: String,
     pub target_id: String,
@@ -26,7 +28,7 @@ pub struct CatalogRow {
     pub custom_parameters: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GatewaySpec {
     /// The gateway's MCP server name among the declared servers.
     pub server: String,
@@ -35,7 +37,7 @@ pub struct GatewaySpec {
 }
 
 /// What the driver binds a gateway tool to, for one session.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Binding {
     pub target_id: String,
     pub raw_tool: String,
@@ -48,13 +50,16 @@ pub struct Binding {
 }
 
 /// A pause the host resumes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum GatewayEvent {
-    ApprovalInterrupt(Binding),
-    OAuthRequired(Binding),
+    ApprovalInterrupt { binding: Binding },
+    #[serde(rename = "oauth_required")]
+    OAuthRequired { binding: Binding },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ResumeAnswer {
     Approve,
     Deny,

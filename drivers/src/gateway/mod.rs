@@ -29,12 +29,12 @@ pub fn respond(
     // Unbound: nobody governs it, so it does not run.
     let Some(binding) = bindings.get(&tool) else { return decline };
     if binding.approval == GatewayApproval::Required
-        && host.interrupt(&GatewayEvent::ApprovalInterrupt(binding.clone())) != ResumeAnswer::Approve
+        && host.interrupt(&GatewayEvent::ApprovalInterrupt { binding: binding.clone() }) != ResumeAnswer::Approve
     {
         return decline;
     }
     if binding.oauth_provider_id.is_some() && !consents.contains(&consent_key(binding)) {
-        if host.interrupt(&GatewayEvent::OAuthRequired(binding.clone())) != ResumeAnswer::Consented {
+        if host.interrupt(&GatewayEvent::OAuthRequired { binding: binding.clone() }) != ResumeAnswer::Consented {
             return decline;
         }
         consents.insert(consent_key(binding));

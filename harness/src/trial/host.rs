@@ -52,7 +52,7 @@ impl Host for HostLog<'_> {
     fn interrupt(&mut self, event: &GatewayEvent) -> ResumeAnswer {
         let (binding, oauth) = match event {
             GatewayEvent::ApprovalInterrupt { binding } => (binding, false),
-            GatewayEvent::OauthRequired { binding } => (binding, true),
+            GatewayEvent::OAuthRequired { binding } => (binding, true),
         };
         let gateway = self.scenario.gateway.as_ref().map(|g| g.server.trim().to_string()).unwrap_or_default();
         let step = self.turn.iter().copied().find(|&i| {

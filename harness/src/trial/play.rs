@@ -11,7 +11,7 @@ use super::host::HostLog;
 use super::providers::Fakes;
 use super::setup::{canary, Setup};
 use super::{observe, HostSaw, Observations, StepObservation, TRANSCRIPT};
-use crate::driver::{BridgeSpec, CatalogRow, Driver, GatewaySpec, Launch, ServerSpec};
+use crate::driver::{BridgeSpec, CatalogRow, Driver, GatewayApproval, GatewaySpec, Launch, ServerSpec};
 use crate::scenario::{Provider, Scenario, Step};
 
 /// The host's side of a trial: its declarations as they evolve.
@@ -51,7 +51,7 @@ pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut d
                     row_id: r.row.clone(),
                     target_id: r.target.clone(),
                     raw_tool: r.tool.clone(),
-                    approval: r.approval.clone(),
+                    approval: if r.approval == "required" { GatewayApproval::Required } else { GatewayApproval::None },
                     oauth_provider: r.oauth_provider.clone(),
                     custom_parameters: r.custom_parameters.clone(),
                 })
