@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
-use crate::codex::script::{Action, Turn};
+use crate::script::{Action, Turn};
 use crate::http::{self, Handler, HttpServer, Request, Response, Stopper};
 use crate::wire::Recorder;
 

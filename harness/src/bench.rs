@@ -60,7 +60,7 @@ pub fn report(scenarios: &[Scenario], fakes: &Fakes, threads: usize) -> String {
         let obs = run_in(s, *v, &mut ReferenceDriver::new(), fakes, dir.path());
         let _ = judge(s, *v, &obs);
         let trial = t0.elapsed();
-        if obs.provider.launches != 1 {
+        if obs.provider.launches() != 1 {
             continue; // relaunching trials cannot be replayed as one exchange
         }
         let Some(floor) = floor_time(s, *v, fakes, dir.path()) else { continue };

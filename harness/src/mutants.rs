@@ -250,13 +250,9 @@ pub fn mutants() -> Vec<Mutant> {
             "takes a gateway tool's policy from the first catalog row with the same raw tool name, whatever its target",
             |p| {
                 p.gateway_bind = |spec| {
-                    let mut bindings = drivers::gateway::bind(spec)?;
-                    let first: std::collections::BTreeMap<String, GatewayApproval> =
-                        spec.catalog.iter().rev().map(|r| (r.raw_tool.clone(), r.approval)).collect();
-                    for b in bindings.values_mut() {
-                        b.approval = first[&b.raw_tool];
-                    }
-                    Ok(bindings)
+                    let first: BTreeMap<&str, GatewayApproval> =
+                        spec.catalog.iter().rev().map(|r| (r.raw_tool.as_str(), r.approval)).collect();
+                    bind_with(spec, |b| b.approval = first.get(b.raw_tool.as_str()).copied().unwrap_or(b.approval))
                 }
             },
         ),
@@ -267,13 +263,7 @@ pub fn mutants() -> Vec<Mutant> {
         parts(
             "gateway-consent-ignores-parameters",
             "keeps OAuth consent across changed customParameters (binding keyed without its digest)",
-            |p| {
-                p.gateway_bind = |spec| {
-                    let mut bindings = drivers::gateway::bind(spec)?;
-                    bindings.values_mut().for_each(|b| b.custom_parameters_digest = "ignored".into());
-                    Ok(bindings)
-                }
-            },
+            |p| p.gateway_bind = |spec| bind_with(spec, |b| b.custom_parameters_digest = "ignored".into()),
         ),
         parts("gateway-unbound-runs", "lets gateway tools that no catalog row binds run ungoverned", |p| {
             p.gateway_respond = |params, bindings, consents, host| {
@@ -341,4 +331,14 @@ fn respond_with(
     let mut changed = bindings.clone();
     changed.values_mut().for_each(change);
     drivers::gateway::respond(params, &changed, consents, host)
+}
+
+/// The reference gateway bindings, each changed by `change`.
+fn bind_with(
+    spec: &drivers::gateway::GatewaySpec,
+    change: impl FnMut(&mut Binding),
+) -> Result<BTreeMap<String, Binding>, drivers::DriverError> {
+    let mut bindings = drivers::gateway::bind(spec)?;
+    bindings.values_mut().for_each(change);
+    Ok(bindings)
 }

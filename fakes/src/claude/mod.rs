@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::codex::script::Script;
+use crate::script::Script;
 use crate::wire::Recorder;
 
 /// Entry point of the `fake-claude` executable. The per-run wrapper passes

@@ -17,7 +17,7 @@ use super::resume::{resolve_session, SessionError, State};
 use super::rules::{Rule, RuleSource};
 use super::servers::Servers;
 use super::session::Session;
-use crate::codex::script::{Action, Script};
+use crate::script::{Action, Script};
 use crate::wire::Recorder;
 
 /// Longest prompt read from stdin.

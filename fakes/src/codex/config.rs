@@ -63,6 +63,8 @@ pub struct Settings {
 /// overrides can be merged before the typed read.
 #[derive(Debug, Clone)]
 pub struct BaseConfig {
+    /// CODEX_HOME, where config.toml and remembered approvals live.
+    pub home: PathBuf,
     pub path: PathBuf,
     pub text: Option<String>,
     pub table: Table,
@@ -91,7 +93,7 @@ impl BaseConfig {
                 .try_into::<Settings>()
                 .map_err(|e| format!("Error loading config: -c {pair}: {}", e.message()))?;
         }
-        Ok(BaseConfig { path, text, table })
+        Ok(BaseConfig { home: home.to_path_buf(), path, text, table })
     }
 
     /// The effective settings for a thread: the file (checked first, so its

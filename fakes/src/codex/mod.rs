@@ -5,7 +5,6 @@
 pub mod approval;
 pub mod config;
 pub mod profile;
-pub mod script;
 mod server;
 
 use std::collections::BTreeMap;
@@ -44,7 +43,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     let Some(script_path) = script_path else {
         return usage("missing --run SCRIPT (the fake is started through its per-run wrapper)");
     };
-    let (script, version) = match script::Script::load_versioned(&script_path) {
+    let (script, version) = match crate::script::Script::load_versioned(&script_path) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("fake-codex: {e}");
@@ -79,7 +78,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    server::Server::new(profile::Profile { version }, script, rec, base, home, env).run()
+    server::Server::new(profile::Profile { version }, script, rec, base, env).run()
 }
 
 fn usage(msg: &str) -> i32 {

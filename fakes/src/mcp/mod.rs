@@ -282,6 +282,12 @@ mod tests {
         (dir, path, rec)
     }
 
+    /// The answer to a `tools/call` of `tool` with no arguments.
+    fn call(rec: &Recorder, tool: &str) -> Value {
+        let msg = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": tool}});
+        handle(&catalog(), &msg, rec).unwrap()
+    }
+
     #[test]
     fn initialize_echoes_version_or_defaults() {
         let c = catalog();
@@ -342,12 +348,7 @@ mod tests {
     #[test]
     fn tools_call_canned_result_and_null_meta() {
         let (_d, path, rec) = recorded();
-        let r = handle(
-            &catalog(),
-            &json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"canned"}}),
-            &rec,
-        )
-        .unwrap();
+        let r = call(&rec, "canned");
         assert_eq!(r["result"], json!({"content":[{"type":"text","text":"custom"}],"isError":true}));
         let log = read_jsonl(&path).unwrap();
         assert_eq!(log[1]["meta"], Value::Null);
@@ -357,12 +358,7 @@ mod tests {
     #[test]
     fn unknown_tool_is_invalid_params_and_recorded() {
         let (_d, path, rec) = recorded();
-        let r = handle(
-            &catalog(),
-            &json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rm_rf"}}),
-            &rec,
-        )
-        .unwrap();
+        let r = call(&rec, "rm_rf");
         assert_eq!(r["error"]["code"], INVALID_PARAMS);
         assert_eq!(r["error"]["message"], "unknown tool: rm_rf");
         let log = read_jsonl(&path).unwrap();

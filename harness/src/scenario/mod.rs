@@ -200,23 +200,11 @@ pub struct ProviderSawExpect {
     pub experimental_api: Option<bool>,
 }
 
-/// What the provider asks the client in a `request` step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RequestKind {
-    /// A command execution approval (`item/commandExecution/requestApproval`).
-    Command,
-    /// A file change approval (`item/fileChange/requestApproval`).
-    FileChange,
-    /// A permissions request (`item/permissions/requestApproval`).
-    Permissions,
-    /// An MCP server's URL elicitation; names its `server`.
-    UrlElicitation,
-    /// An MCP server's form elicitation; names its `server`.
-    FormElicitation,
-    /// A question for the user (`item/tool/requestUserInput`).
-    UserInput,
-}
+/// What the provider asks the client in a `request` step: the fakes'
+/// script vocabulary (`command`, `file_change`, `permissions`,
+/// `url_elicitation`, `form_elicitation`, `user_input`), which a scenario
+/// hands to the fake as written.
+pub use fakes::script::RequestKind;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

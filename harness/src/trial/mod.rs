@@ -40,17 +40,32 @@ pub struct Observations {
     pub run: RunRecord,
 }
 
-/// What the provider processes recorded.
+/// What the provider processes recorded: their transcript, wire and events.
 #[derive(Debug, Default)]
 pub struct ProviderRecord {
-    /// Provider processes started (from the fake's own launch records).
-    pub launches: usize,
-    /// Every approvalPolicy the provider's threads were opened with.
-    pub approval_policies: Vec<Value>,
-    /// Whether each initialize asked for experimentalApi.
-    pub experimental_api: Vec<bool>,
-    /// The provider's wire and events, as its transcript recorded them.
     pub transcript: Vec<Value>,
+}
+
+impl ProviderRecord {
+    /// Provider processes started (from the fake's own launch records).
+    pub fn launches(&self) -> usize {
+        self.events("launch").count()
+    }
+
+    /// Every approvalPolicy the provider's threads were opened with.
+    pub fn approval_policies(&self) -> Vec<&Value> {
+        self.events("thread").map(|e| &e["approvalPolicy"]).collect()
+    }
+
+    /// Whether each initialize asked for experimentalApi.
+    pub fn experimental_api(&self) -> Vec<bool> {
+        let initialize = self.transcript.iter().filter(|e| e["dir"] == "c2s" && e["msg"]["method"] == "initialize");
+        initialize.map(|e| e["msg"]["params"]["capabilities"]["experimentalApi"] == true).collect()
+    }
+
+    fn events<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.transcript.iter().filter(move |e| e["event"] == kind)
+    }
 }
 
 /// The run itself: its directory, the secrets handed out, what went wrong.

@@ -14,13 +14,6 @@ use crate::scenario::{Scenario, Step};
 
 pub(super) fn gather(scenario: &Scenario, dir: &Path, recordings: &BTreeMap<String, PathBuf>, obs: &mut Observations) {
     let codex = read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default();
-    obs.provider.launches = codex.iter().filter(|e| e["event"] == "launch").count();
-    obs.provider.approval_policies = codex.iter().filter(|e| e["event"] == "thread").map(|e| e["approvalPolicy"].clone()).collect();
-    obs.provider.experimental_api = codex
-        .iter()
-        .filter(|e| e["dir"] == "c2s" && e["msg"]["method"] == "initialize")
-        .map(|e| e["msg"]["params"]["capabilities"]["experimentalApi"] == json!(true))
-        .collect();
     for e in codex.iter().filter(|e| e["event"] == "outcome") {
         if let Some(i) = e["step"].as_u64().map(|s| s as usize) {
             if let Some(step) = obs.steps.get_mut(i) {

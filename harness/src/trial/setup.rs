@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fakes::codex::script::{Action, RequestKind as ScriptRequest, Script, Turn};
+use fakes::script::{Action, Script, Turn};
 use fakes::mcp::{start_http, Catalog, HttpServer};
 use fakes::version::Version;
 use fakes::wire::Recorder;
@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::providers::Fakes;
 use super::{wrapper, TRANSCRIPT};
 use crate::driver::{ServerSpec, Transport};
-use crate::scenario::{catalog, toml_to_json, Provider, RequestKind, Scenario, Step, TransportKind};
+use crate::scenario::{catalog, toml_to_json, Provider, Scenario, Step, TransportKind};
 
 /// Files and processes prepared for one trial.
 pub(super) struct Setup {
@@ -176,7 +176,7 @@ fn turns(scenario: &Scenario) -> Vec<Turn> {
             }),
             Step::Request { request, server, .. } => Some(Action::Request {
                 step: i,
-                request: script_request(*request),
+                request: *request,
                 server: server.as_ref().map(|s| s.trim().to_string()),
             }),
             Step::RawRequest { method, params, .. } => Some(Action::Raw {
@@ -210,17 +210,4 @@ pub(super) fn canary(scenario: &str) -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     format!("canary-{}-{:x}{:x}", scenario.len(), nanos, N.fetch_add(1, Ordering::Relaxed))
-}
-
-
-/// The fake's name for a scenario's request kind.
-fn script_request(kind: RequestKind) -> ScriptRequest {
-    match kind {
-        RequestKind::Command => ScriptRequest::Command,
-        RequestKind::FileChange => ScriptRequest::FileChange,
-        RequestKind::Permissions => ScriptRequest::Permissions,
-        RequestKind::UrlElicitation => ScriptRequest::UrlElicitation,
-        RequestKind::FormElicitation => ScriptRequest::FormElicitation,
-        RequestKind::UserInput => ScriptRequest::UserInput,
-    }
 }

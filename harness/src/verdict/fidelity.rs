@@ -48,7 +48,7 @@ pub fn summarize(dir: &Path, obs: &Observations) -> Value {
     }
     json!({
         "launch_error": obs.launch_error.as_ref().map(|e| e.kind.clone()),
-        "provider_launches": obs.provider.launches.min(1),
+        "provider_launches": obs.provider.launches().min(1),
         "outcomes": outcomes,
         "server_calls": obs.steps.iter().map(|s| s.server_calls).collect::<Vec<_>>(),
         "wire": events,

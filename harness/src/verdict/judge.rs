@@ -20,8 +20,8 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
     }
     match (&scenario.launch.error, &obs.launch_error) {
         (Some(kind), Some(err)) if &err.kind == kind => {
-            if obs.provider.launches > 0 {
-                push("launch", "provider processes", "0 (refused before launch)".into(), obs.provider.launches.to_string());
+            if obs.provider.launches() > 0 {
+                push("launch", "provider processes", "0 (refused before launch)".into(), obs.provider.launches().to_string());
             }
         }
         (Some(kind), got) => push("launch", "error", kind.clone(), describe_failure(got)),
@@ -29,7 +29,7 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         (None, None) => {}
     }
     if let Some(expected) = &scenario.provider_saw.approval_policy {
-        for policy in &obs.provider.approval_policies {
+        for policy in obs.provider.approval_policies() {
             let kind = match policy {
                 Value::String(s) => s.clone(),
                 Value::Object(o) => o.keys().next().cloned().unwrap_or_default(),
@@ -41,8 +41,8 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         }
     }
     if let Some(expected) = scenario.provider_saw.experimental_api {
-        for got in &obs.provider.experimental_api {
-            if *got != expected {
+        for got in obs.provider.experimental_api() {
+            if got != expected {
                 push("provider", "experimental_api", expected.to_string(), got.to_string());
             }
         }

@@ -7,7 +7,6 @@ mod thread;
 mod turn;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
@@ -16,7 +15,7 @@ use self::thread::{describe_servers, new_thread_id, target, State, Thread};
 use self::turn::Turn;
 use super::config::{BaseConfig, Settings};
 use super::profile::{self, Profile};
-use super::script::Script;
+use crate::script::Script;
 use crate::mcp_client::McpConnection;
 use crate::wire::Recorder;
 
@@ -25,7 +24,6 @@ pub struct Server {
     script: Script,
     rec: Recorder,
     base: BaseConfig,
-    home: PathBuf,
     env: BTreeMap<String, String>,
     channel: Channel,
     progress_tokens: u64,
@@ -42,7 +40,6 @@ impl Server {
         script: Script,
         rec: Recorder,
         base: BaseConfig,
-        home: PathBuf,
         env: BTreeMap<String, String>,
     ) -> Server {
         Server {
@@ -51,7 +48,6 @@ impl Server {
             script,
             rec,
             base,
-            home,
             env,
             progress_tokens: 0,
             initialized: false,
@@ -106,7 +102,7 @@ impl Server {
         self.client_name = name.to_string();
         Ok(json!({
             "userAgent": format!("{name}/{} (fake)", self.profile.version),
-            "codexHome": self.home.display().to_string(),
+            "codexHome": self.base.home.display().to_string(),
             "platformFamily": "unix",
             "platformOs": "linux",
         }))
@@ -206,7 +202,7 @@ impl Server {
         let turn = Turn {
             profile: self.profile,
             script: &self.script,
-            home: &self.home,
+            home: &self.base.home,
             rec: &self.rec,
             channel: &mut self.channel,
             thread,

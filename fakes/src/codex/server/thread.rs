@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::codex::config::{ApprovalMode, ServerSettings, Settings};
 use crate::codex::profile;
-use crate::codex::script::Script;
+use crate::script::Script;
 use crate::mcp_client::{McpConnection, ServerTarget};
 use crate::wire::Recorder;
 

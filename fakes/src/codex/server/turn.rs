@@ -12,7 +12,7 @@ use super::thread::{State, Thread};
 use crate::codex::approval::{self, Decision};
 use crate::codex::config::ApprovalMode;
 use crate::codex::profile::{self, Profile};
-use crate::codex::script::{Action, RequestKind, Script};
+use crate::script::{Action, RequestKind, Script};
 use crate::wire::Recorder;
 
 /// What a turn works with, borrowed from the app-server for its length.

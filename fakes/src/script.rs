@@ -1,5 +1,6 @@
-//! The per-run script a harness hands the fake provider: which version to
-//! simulate, where to record, and what the model does in each turn.
+//! The per-run script a harness hands a fake provider (Codex or Claude
+//! Code) and the mock model: which version to simulate, where to record,
+//! and what the model and the provider do in each turn.
 
 use std::path::PathBuf;
 
