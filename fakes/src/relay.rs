@@ -46,6 +46,8 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             return 127;
         }
     };
+    // Every line is the child's: its records name it, not the relay.
+    let rec = rec.for_process(child.id());
     rec.record(&json!({"event": "launch", "pid": child.id(), "relay_pid": std::process::id(), "argv": program_args}));
     let (Some(mut to_child), Some(from_child)) = (child.stdin.take(), child.stdout.take()) else { return 1 };
     let rec_in = rec.clone();

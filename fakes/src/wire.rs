@@ -66,27 +66,49 @@ pub fn read_line(reader: &mut impl BufRead, max: usize) -> io::Result<Line> {
     }
 }
 
+/// The field of a transcript record naming the provider process it belongs
+/// to (its pid). Every provider process of a trial appends to the same
+/// transcript, and a driver may start the next one before the last exits,
+/// so ids (JSON-RPC request ids restart at 0 in every process) are only
+/// unique together with this.
+pub const PROCESS: &str = "pid";
+
 /// Append-only JSONL transcript, shareable across threads. Every record is
 /// flushed at once so a crash or kill loses nothing already said.
 #[derive(Clone)]
 pub struct Recorder {
     file: Option<Arc<Mutex<File>>>,
+    /// Stamped as [`PROCESS`] on every record.
+    process: Option<u32>,
 }
 
 impl Recorder {
     pub fn open(path: &Path) -> io::Result<Recorder> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Recorder { file: Some(Arc::new(Mutex::new(file))) })
+        Ok(Recorder { file: Some(Arc::new(Mutex::new(file))), process: None })
     }
 
     /// A recorder that drops everything (for fakes run without a transcript).
     pub fn none() -> Recorder {
-        Recorder { file: None }
+        Recorder { file: None, process: None }
+    }
+
+    /// The recorder of provider process `pid`: each record it writes names
+    /// that process in [`PROCESS`].
+    pub fn for_process(self, pid: u32) -> Recorder {
+        Recorder { process: Some(pid), ..self }
     }
 
     pub fn record(&self, entry: &Value) {
         if let Some(file) = &self.file {
-            let mut line = entry.to_string();
+            let mut line = match (self.process, entry) {
+                (Some(pid), Value::Object(map)) if !map.contains_key(PROCESS) => {
+                    let mut map = map.clone();
+                    map.insert(PROCESS.into(), Value::from(pid));
+                    Value::Object(map).to_string()
+                }
+                _ => entry.to_string(),
+            };
             line.push('\n');
             if let Ok(mut f) = file.lock() {
                 let _ = f.write_all(line.as_bytes());
@@ -115,6 +137,12 @@ pub fn json_kind(v: &Value) -> &'static str {
     }
 }
 
+/// The provider process a transcript record belongs to ([`PROCESS`]), as a
+/// key: null for records no process claimed.
+pub fn process_of(entry: &Value) -> Value {
+    entry.get(PROCESS).cloned().unwrap_or(Value::Null)
+}
+
 /// Reads a JSONL file written by a [`Recorder`], skipping a torn last line.
 pub fn read_jsonl(path: &Path) -> io::Result<Vec<Value>> {
     let text = std::fs::read_to_string(path)?;
@@ -135,5 +163,20 @@ mod tests {
         assert!(matches!(read_line(&mut r, 12).unwrap(), Line::TooLong { len: 17 }));
         assert_eq!(read_line(&mut r, 12).unwrap(), Line::Json(serde_json::json!({"b":2})));
         assert_eq!(read_line(&mut r, 12).unwrap(), Line::Eof);
+    }
+
+    #[test]
+    fn a_process_recorder_names_its_process_on_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let first = Recorder::open(&path).unwrap().for_process(41);
+        let second = Recorder::open(&path).unwrap().for_process(42);
+        first.record(&serde_json::json!({"dir": "s2c", "msg": {"id": 0, "method": "m"}}));
+        second.record(&serde_json::json!({"dir": "s2c", "msg": {"id": 0, "method": "m"}}));
+        first.record(&serde_json::json!({"event": "launch", "pid": 7}));
+        Recorder::open(&path).unwrap().record(&serde_json::json!({"event": "outcome"}));
+        let lines = read_jsonl(&path).unwrap();
+        let procs: Vec<Value> = lines.iter().map(process_of).collect();
+        assert_eq!(procs, [serde_json::json!(41), serde_json::json!(42), serde_json::json!(7), Value::Null]);
     }
 }

@@ -94,15 +94,17 @@ fn branch_method(branch: &Value) -> Option<&str> {
 }
 
 /// Every schema problem in the recorded wire messages of a fake Codex
-/// transcript (`provider.jsonl` lines `{"dir": "s2c" | "c2s", "msg": ...}`),
-/// one readable line each: direction, method, JSON pointer, complaint.
+/// transcript (`provider.jsonl` lines `{"dir": "s2c" | "c2s", "msg": ...,
+/// "pid": ...}`, the pid naming the provider process), one readable line
+/// each: direction, method, JSON pointer, complaint.
 /// Nothing for a version without vendored schemas.
 ///
 /// - s2c requests against ServerRequest, s2c notifications against
 ///   ServerNotification, c2s requests against ClientRequest, c2s
 ///   notifications against ClientNotification, each by its method's branch;
-/// - a c2s response to a server request: its `result` against that request's
-///   response schema when vendored (a JSON-RPC `error` is a legal answer);
+/// - a c2s response to a server request of the same provider process: its
+///   `result` against that request's response schema when vendored (a
+///   JSON-RPC `error` is a legal answer);
 /// - an s2c response to a client request: only that it has a result or an
 ///   error (the per-method response schemas are not vendored).
 ///
@@ -115,13 +117,16 @@ pub fn check_transcript(version: &str, transcript: &[Value]) -> Vec<String> {
     }
     let mut problems = Vec::new();
     let mut seen = BTreeSet::new();
-    // Server request id (as JSON text) -> method.
-    let mut asked: HashMap<String, String> = HashMap::new();
+    // (provider process, server request id), as JSON text -> method: each
+    // relaunched app-server numbers its requests from 0 again.
+    let mut asked: HashMap<(String, String), String> = HashMap::new();
     for line in transcript {
         let Some(dir @ ("s2c" | "c2s")) = line.get("dir").and_then(Value::as_str) else { continue };
         let msg = &line["msg"];
         let mut found = Vec::new();
-        check_message(version, dir, msg, line.get("raw") == Some(&Value::Bool(true)), &mut asked, &mut found);
+        let process = fakes::wire::process_of(line).to_string();
+        let raw = line.get("raw") == Some(&Value::Bool(true));
+        check_message(version, dir, msg, raw, &process, &mut asked, &mut found);
         for p in found.into_iter().take(MAX_PER_MESSAGE) {
             // The same flaw in every item/started is one problem.
             if seen.insert(p.clone()) {
@@ -137,7 +142,8 @@ fn check_message(
     dir: &str,
     msg: &Value,
     raw: bool,
-    asked: &mut HashMap<String, String>,
+    process: &str,
+    asked: &mut HashMap<(String, String), String>,
     out: &mut Vec<String>,
 ) {
     if !msg.is_object() {
@@ -155,7 +161,7 @@ fn check_message(
             };
             if dir == "s2c" {
                 if let Some(id) = id {
-                    asked.insert(id.to_string(), method.clone());
+                    asked.insert((process.to_string(), id.to_string()), method.clone());
                 }
                 if raw {
                     return;
@@ -179,7 +185,7 @@ fn check_message(
                 }
                 return;
             }
-            let Some(method) = asked.get(&id_text).cloned() else {
+            let Some(method) = asked.get(&(process.to_string(), id_text.clone())).cloned() else {
                 out.push(format!("c2s response (id {id_text}): answers no server request"));
                 return;
             };
@@ -371,6 +377,24 @@ mod tests {
         let problems = check_transcript("0.171.0", &t);
         assert_eq!(problems.len(), 1, "{problems:#?}");
         assert!(problems[0].starts_with("c2s response to vendor/surprise (id 3) at /error: "), "{}", problems[0]);
+    }
+
+    #[test]
+    fn answers_are_matched_to_requests_of_their_own_provider_process() {
+        // A relaunched app-server numbers its requests from 0 again, and the
+        // old one may still be running: each answer belongs to its process.
+        let of = |pid: u32, mut l: Value| {
+            l["pid"] = json!(pid);
+            l
+        };
+        let t = vec![
+            of(1, json!({"dir": "s2c", "raw": true, "msg": {"id": 0, "method": "mcpServer/elicitation/request", "params": {}}})),
+            of(2, json!({"dir": "s2c", "raw": true, "msg": {"id": 0, "method": "item/commandExecution/requestApproval", "params": {}}})),
+            of(1, line("c2s", json!({"id": 0, "result": {"action": "accept", "content": {}}}))),
+            of(2, line("c2s", json!({"id": 0, "result": {"decision": "decline"}}))),
+            of(3, line("c2s", json!({"id": 0, "result": {"decision": "decline"}}))),
+        ];
+        assert_eq!(check_transcript("0.171.0", &t), vec!["c2s response (id 0): answers no server request"]);
     }
 
     #[test]

@@ -135,7 +135,10 @@ fn stream_json_shape_and_other_formats() {
     // Every stdout event is in the transcript, between launch and exit.
     let t = lab.transcript();
     assert_eq!(t.first().unwrap()["event"], "launch");
-    assert_eq!(t.last().unwrap(), &json!({"event": "exit", "code": 0}));
+    let exit = t.last().unwrap();
+    assert_eq!((&exit["event"], &exit["code"]), (&json!("exit"), &json!(0)), "{exit}");
+    // Each record names the process that wrote it.
+    assert!(t.iter().all(|e| e[fakes::wire::PROCESS] == t[0]["pid"]), "{t:?}");
     let recorded: Vec<Value> = t.iter().filter(|e| e["dir"] == "out").map(|e| e["msg"].clone()).collect();
     assert_eq!(recorded, ran.events);
 
@@ -200,7 +203,8 @@ fn bypass_permissions_as_root_needs_is_sandbox() {
             assert_eq!((ran.code, ran.stderr.trim()), (1, message), "{flags:?}");
             assert!(ran.events.is_empty());
             assert!(lab.recording("lab").is_empty(), "no MCP server is started");
-            assert_eq!(lab.transcript().last().unwrap(), &json!({"event": "exit", "code": 1}));
+            let exit = lab.transcript().last().unwrap().clone();
+            assert_eq!((&exit["event"], &exit["code"]), (&json!("exit"), &json!(1)), "{exit}");
         } else {
             assert_eq!(ran.code, 0, "{}", ran.stderr);
         }

@@ -46,7 +46,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             return 2;
         }
     };
-    let rec = Recorder::open(&script.transcript).unwrap_or_else(|_| Recorder::none());
+    let rec = Recorder::open(&script.transcript).unwrap_or_else(|_| Recorder::none()).for_process(std::process::id());
     // argv as given: a driver that puts a secret on the command line is
     // caught by the harness finding it here.
     rec.record(&json!({"event": "launch", "pid": std::process::id(), "version": version.to_string(), "argv": argv}));

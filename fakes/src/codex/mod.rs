@@ -57,7 +57,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     if subcommand.is_none() {
         return usage("this fake only implements `codex app-server`");
     }
-    let rec = Recorder::open(&script.transcript).unwrap_or_else(|_| Recorder::none());
+    let rec = Recorder::open(&script.transcript).unwrap_or_else(|_| Recorder::none()).for_process(std::process::id());
     let env: BTreeMap<String, String> = std::env::vars().collect();
     rec.record(&serde_json::json!({
         "event": "launch", "pid": std::process::id(), "version": version.to_string(),

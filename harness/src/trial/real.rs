@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use fakes::claude::profile::{NOT_GRANTED, NO_SUCH_TOOL};
 use fakes::version::Version;
-use fakes::wire::read_jsonl;
+use fakes::wire::{process_of, read_jsonl, PROCESS};
 use serde_json::{json, Value};
 
 use crate::scenario::{Provider, Scenario, Step};
@@ -152,25 +152,18 @@ pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
     for e in wire.iter().filter(|e| e["dir"] == "c2s") {
         let m = &e["msg"]["method"];
         if m == "thread/start" || m == "thread/resume" {
-            threads.push(json!({"event": "thread", "approvalPolicy": e["msg"]["params"]["approvalPolicy"].clone(), "derived": true}));
+            threads.push(json!({"event": "thread", "approvalPolicy": e["msg"]["params"]["approvalPolicy"].clone(), "derived": true,
+                                PROCESS: process_of(e)}));
         }
     }
     let mut outcomes = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
         let Step::ToolCall { server, tool, .. } = step else { continue };
         let call_id = format!("call_{i}");
-        let started = wire.iter().position(|e| e["msg"]["method"] == "item/started" && e["msg"]["params"]["item"]["id"] == json!(call_id));
-        let completed = wire.iter().position(|e| e["msg"]["method"] == "item/completed" && e["msg"]["params"]["item"]["id"] == json!(call_id));
-        let item = completed.map(|c| wire[c]["msg"]["params"]["item"].clone());
-        // The approval prompt for this call comes between its item's start and end.
-        let prompt = match (started, completed) {
-            (Some(s), Some(c)) => wire[s..c].iter().find(|e| e["dir"] == "s2c" && e["msg"]["method"] == "mcpServer/elicitation/request"),
-            _ => None,
+        let (process, prompt, reply, item) = match call_in_wire(&wire, &call_id) {
+            Some(c) => (c.process, c.prompt, c.reply, Some(c.item)),
+            None => (Value::Null, None, None, None),
         };
-        let reply = prompt.and_then(|p| {
-            let id = &p["msg"]["id"];
-            wire.iter().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == *id && e["msg"].get("method").is_none())
-        });
         let answer = reply.map(|r| classify_elicitation_reply(&r["msg"]));
         let persist = reply.and_then(|r| r["msg"].pointer("/result/_meta/persist").cloned()).unwrap_or(Value::Null);
         outcomes.push(json!({
@@ -179,11 +172,45 @@ pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
             "item_status": item.as_ref().map(|it| it["status"].clone()).unwrap_or(Value::Null),
             "model_saw": outputs.get(&call_id).cloned().unwrap_or(Value::Null),
             "mcp_result": item.as_ref().map(|it| it["result"].clone()).unwrap_or(Value::Null),
+            PROCESS: process,
         }));
     }
     if let Some(rec) = rec {
         threads.iter().chain(outcomes.iter()).for_each(|e| rec.record(e));
     }
+}
+
+/// One MCP tool call as the wire shows it, all in the provider process that
+/// ran it: its completed item, the approval prompt sent while it ran, and
+/// the client's reply to that prompt.
+struct WireCall<'a> {
+    process: Value,
+    item: Value,
+    prompt: Option<&'a Value>,
+    reply: Option<&'a Value>,
+}
+
+/// Finds call `call_id` in a transcript several provider processes append
+/// to. Request ids are per process (a relaunched app-server counts from 0
+/// again), so the prompt and its reply are looked up only among the lines
+/// of the process whose item it is.
+fn call_in_wire<'a>(wire: &'a [Value], call_id: &str) -> Option<WireCall<'a>> {
+    let is_item = |e: &Value, method: &str| e["dir"] == "s2c" && e["msg"]["method"] == method && e["msg"]["params"]["item"]["id"] == json!(call_id);
+    let completed = wire.iter().position(|e| is_item(e, "item/completed"))?;
+    let process = process_of(&wire[completed]);
+    let own: Vec<&Value> = wire.iter().filter(|e| process_of(e) == process).collect();
+    let completed = own.iter().position(|e| is_item(e, "item/completed"))?;
+    let started = own[..completed].iter().rposition(|e| is_item(e, "item/started"));
+    // The approval prompt for this call comes between its item's start and end.
+    let prompt_at = started.and_then(|s| {
+        (s..completed).find(|&k| own[k]["dir"] == "s2c" && own[k]["msg"]["method"] == "mcpServer/elicitation/request")
+    });
+    let prompt = prompt_at.map(|k| own[k]);
+    let reply = prompt_at.and_then(|k| {
+        let id = &own[k]["msg"]["id"];
+        own[k..].iter().copied().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == *id && e["msg"].get("method").is_none())
+    });
+    Some(WireCall { item: own[completed]["msg"]["params"]["item"].clone(), process, prompt, reply })
 }
 
 fn classify_elicitation_reply(msg: &Value) -> &'static str {
@@ -195,5 +222,91 @@ fn classify_elicitation_reply(msg: &Value) -> &'static str {
         Some("decline") => "decline",
         Some("cancel") => "cancel",
         _ => "malformed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+
+    const SCENARIO: &str = r#"
+id = "t"
+title = "t"
+covers = ["AC-3"]
+provider = "codex"
+caught_by = ["blanket-accept"]
+
+[policy]
+global = "ask"
+
+[[servers]]
+name = "files"
+transport = "stdio"
+reason = "r"
+tools.write_file.approval_mode = "prompt"
+
+[[steps]]
+kind = "tool_call"
+server = "files"
+tool = "write_file"
+expect = { prompted = true }
+
+[[steps]]
+kind = "resume"
+
+[[steps]]
+kind = "tool_call"
+server = "files"
+tool = "write_file"
+expect = { prompted = true }
+"#;
+
+    fn line(pid: u32, dir: &str, msg: Value) -> Value {
+        json!({"dir": dir, "pid": pid, "msg": msg})
+    }
+
+    fn item(pid: u32, method: &str, call: &str) -> Value {
+        line(pid, "s2c", json!({"method": method, "params": {"item": {"id": call, "status": "completed", "result": null}}}))
+    }
+
+    fn prompt(pid: u32, id: u64) -> Value {
+        line(pid, "s2c", json!({"id": id, "method": "mcpServer/elicitation/request", "params": {}}))
+    }
+
+    fn answer(pid: u32, id: u64, action: &str) -> Value {
+        line(pid, "c2s", json!({"id": id, "result": {"action": action}}))
+    }
+
+    #[test]
+    fn each_outcome_reads_the_answer_its_own_provider_process_got() {
+        // The driver relaunched: the second app-server numbers its prompt 0
+        // again, and starts before the first has exited.
+        let wire = [
+            json!({"event": "launch", "pid": 10}),
+            item(10, "item/started", "call_0"),
+            prompt(10, 0),
+            answer(10, 0, "decline"),
+            item(10, "item/completed", "call_0"),
+            json!({"event": "launch", "pid": 11}),
+            item(11, "item/started", "call_2"),
+            prompt(11, 0),
+            json!({"event": "exit", "pid": 10, "code": 0}),
+            answer(11, 0, "accept"),
+            item(11, "item/completed", "call_2"),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let transcript = dir.path().join("provider.jsonl");
+        let text: String = wire.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&transcript, text).unwrap();
+        let scenario = Scenario::parse(Path::new("t.toml"), SCENARIO).unwrap();
+        derive_outcomes(&scenario, dir.path(), &transcript);
+        let outcomes: Vec<Value> = read_jsonl(&transcript).unwrap().into_iter().filter(|e| e["event"] == "outcome").collect();
+        let got: Vec<(Value, Value, Value)> =
+            outcomes.iter().map(|o| (o["step"].clone(), o["answer"].clone(), o[PROCESS].clone())).collect();
+        assert_eq!(got, [(json!(0), json!("decline"), json!(10)), (json!(2), json!("accept"), json!(11))]);
     }
 }

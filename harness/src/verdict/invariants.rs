@@ -11,6 +11,8 @@ use crate::limits::trial_timeout;
 use crate::scenario::{Provider, Scenario};
 use crate::trial::Observations;
 use fakes::version::Version;
+use fakes::wire::process_of;
+use serde_json::Value;
 
 pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) -> Vec<Mismatch> {
     let mut out = Vec::new();
@@ -29,17 +31,11 @@ pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) 
     let mut violation = |v: String| {
         out.push(Mismatch { at: "invariant".into(), field: "recordings".into(), expected: "no violation".into(), actual: v })
     };
-    // Each server request must be answered at most once.
-    let mut replies: BTreeMap<String, usize> = BTreeMap::new();
-    for e in &obs.provider.transcript {
-        if e["dir"] == "c2s" && e["msg"].get("method").is_none() {
-            if let Some(id) = e["msg"].get("id") {
-                *replies.entry(id.to_string()).or_default() += 1;
-            }
-        }
-    }
-    for (id, n) in replies.iter().filter(|(_, n)| **n > 1) {
-        violation(format!("the driver answered server request {id} {n} times"));
+    // Each server request must be answered at most once. Request ids are
+    // per provider process (a relaunched app-server counts from 0 again).
+    for ((process, id), n) in answers(&obs.provider.transcript).into_iter().filter(|(_, n)| *n > 1) {
+        let of = if process == "null" { String::new() } else { format!(" (provider process {process})") };
+        violation(format!("the driver answered server request {id}{of} {n} times"));
     }
     // Every wire message must be one the real Codex of this version sends or accepts.
     if let (Provider::Codex, Some(v)) = (scenario.provider, version) {
@@ -60,6 +56,20 @@ pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) 
         }
     }
     out
+}
+
+/// How many replies the client sent to each server request, by (provider
+/// process, request id as JSON text).
+fn answers(transcript: &[Value]) -> BTreeMap<(String, String), usize> {
+    let mut replies = BTreeMap::new();
+    for e in transcript {
+        if e["dir"] == "c2s" && e["msg"].get("method").is_none() {
+            if let Some(id) = e["msg"].get("id") {
+                *replies.entry((process_of(e).to_string(), id.to_string())).or_default() += 1;
+            }
+        }
+    }
+    replies
 }
 
 fn files_below(dir: &Path) -> Vec<PathBuf> {
@@ -84,3 +94,67 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+
+    const SCENARIO: &str = r#"
+id = "t"
+title = "t"
+covers = ["AC-3"]
+provider = "codex"
+caught_by = ["blanket-accept"]
+
+[policy]
+global = "ask"
+
+[[servers]]
+name = "files"
+transport = "stdio"
+reason = "r"
+tools.write_file.approval_mode = "prompt"
+
+[[steps]]
+kind = "tool_call"
+server = "files"
+tool = "write_file"
+expect = { prompted = true }
+"#;
+
+    fn duplicates(transcript: Vec<Value>) -> Vec<String> {
+        let scenario = Scenario::parse(Path::new("t.toml"), SCENARIO).unwrap();
+        let mut obs = Observations::default();
+        obs.provider.transcript = transcript;
+        check(&scenario, None, &obs).into_iter().map(|m| m.actual).collect()
+    }
+
+    fn answer(pid: u32, id: u64) -> Value {
+        json!({"dir": "c2s", "pid": pid, "msg": {"id": id, "result": {"action": "accept", "content": {}}}})
+    }
+
+    #[test]
+    fn request_ids_of_a_relaunched_provider_are_its_own() {
+        // Each app-server numbers its requests from 0: request 0 of the first
+        // process and request 0 of the next, each answered once.
+        let t = vec![
+            json!({"event": "launch", "pid": 10}),
+            json!({"dir": "s2c", "pid": 10, "msg": {"id": 0, "method": "mcpServer/elicitation/request"}}),
+            answer(10, 0),
+            json!({"event": "launch", "pid": 11}),
+            json!({"dir": "s2c", "pid": 11, "msg": {"id": 0, "method": "mcpServer/elicitation/request"}}),
+            answer(11, 0),
+        ];
+        assert_eq!(duplicates(t), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_request_answered_twice_in_one_process_is_a_violation() {
+        let t = vec![answer(10, 0), answer(11, 0), answer(11, 0)];
+        assert_eq!(duplicates(t), ["the driver answered server request 0 (provider process 11) 2 times"]);
+    }
+}
