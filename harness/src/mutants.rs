@@ -22,6 +22,7 @@ pub struct Mutant {
 enum Change {
     Parts(fn(&mut Parts)),
     Wiring(Wiring),
+    Both(fn(&mut Parts), Wiring),
 }
 
 impl Mutant {
@@ -34,6 +35,11 @@ impl Mutant {
                 ReferenceDriver::variant(self.name, parts, Wiring::default())
             }
             Change::Wiring(wiring) => ReferenceDriver::variant(self.name, Parts::reference(), wiring),
+            Change::Both(change, wiring) => {
+                let mut parts = Parts::reference();
+                change(&mut parts);
+                ReferenceDriver::variant(self.name, parts, wiring)
+            }
         }
     }
 }
@@ -44,6 +50,10 @@ fn parts(name: &'static str, bug: &'static str, change: fn(&mut Parts)) -> Mutan
 
 fn wiring(name: &'static str, bug: &'static str, wiring: Wiring) -> Mutant {
     Mutant { name, bug, change: Change::Wiring(wiring) }
+}
+
+fn both(name: &'static str, bug: &'static str, change: fn(&mut Parts), wiring: Wiring) -> Mutant {
+    Mutant { name, bug, change: Change::Both(change, wiring) }
 }
 
 pub fn mutants() -> Vec<Mutant> {
@@ -161,13 +171,13 @@ pub fn mutants() -> Vec<Mutant> {
         parts(
             "fingerprint-ignores-policy",
             "fingerprint covers servers but not tool policies, so a policy change reuses the old provider",
-            |p| {
-                p.fingerprint = |set, g| {
-                    let stripped: Vec<McpServerSpec> =
-                        set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
-                    drivers::fingerprint::fingerprint(&ServerSet::build(stripped).unwrap_or_default(), g)
-                }
-            },
+            |p| p.fingerprint = policy_blind_fingerprint,
+        ),
+        both(
+            "policy-via-thread-resume",
+            "changes tool policies by resuming the thread with them as config on the running app-server instead of relaunching it",
+            |p| p.fingerprint = policy_blind_fingerprint,
+            Wiring { resume_sends_thread_config: true, ..Wiring::default() },
         ),
         parts("no-normalization", "takes declarations verbatim: no trimming, later duplicates silently win", |p| {
             p.build = build_verbatim
@@ -281,6 +291,12 @@ pub fn mutants() -> Vec<Mutant> {
             Wiring { resume_is_noop: true, ..Wiring::default() },
         ),
     ]
+}
+
+/// The reference fingerprint of the declarations without their tool policies.
+fn policy_blind_fingerprint(set: &ServerSet, g: GlobalPolicy) -> String {
+    let stripped: Vec<McpServerSpec> = set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
+    drivers::fingerprint::fingerprint(&ServerSet::build(stripped).unwrap_or_default(), g)
 }
 
 fn build_verbatim(specs: Vec<McpServerSpec>) -> Result<ServerSet, SpecError> {

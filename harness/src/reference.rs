@@ -25,6 +25,9 @@ pub struct Wiring {
     pub resume_drops_policies: bool,
     /// Resume keeps the running provider whatever changed.
     pub resume_is_noop: bool,
+    /// Resume hands Codex the tool policies as `thread/resume` config on the
+    /// running app-server (which keeps a loaded thread's config).
+    pub resume_sends_thread_config: bool,
     /// Providers without a per-tool primitive launch anyway, policies dropped.
     pub silent_downgrade: bool,
 }
@@ -185,8 +188,21 @@ impl Driver for ReferenceDriver {
                 s.tools.clear();
             }
         }
+        let config = self.wiring.resume_sends_thread_config.then(|| thread_config(&l));
+        let policy = (self.parts.approval_policy)(l.global, l.bridge.is_some());
+        let cwd = l.cwd.display().to_string();
         match &mut self.session {
-            Session::Codex(d) => d.resume(l).map_err(failure),
+            Session::Codex(d) => {
+                d.resume(l).map_err(failure)?;
+                match (config, d.thread_id().map(String::from)) {
+                    (Some(config), Some(thread)) => {
+                        let params = serde_json::json!({"threadId": thread, "cwd": cwd, "approvalPolicy": policy,
+                                                        "sandbox": "read-only", "config": config});
+                        d.call("thread/resume", params).map(|_| ()).map_err(failure)
+                    }
+                    _ => Ok(()),
+                }
+            }
             Session::Claude(d) => d.resume(l).map_err(failure),
             _ => Ok(()),
         }
@@ -221,6 +237,16 @@ impl drivers::Host for HostBridge<'_> {
         self.0.interrupt(event)
     }
 
+}
+
+/// Every declared tool policy as a Codex thread config key.
+fn thread_config(l: &DriverLaunch) -> Value {
+    let keys = l.servers.iter().flat_map(|s| {
+        s.tools.iter().map(move |(tool, p)| {
+            (format!("mcp_servers.{}.tools.{}.approval_mode", s.name.trim(), tool.trim()), Value::from(p.as_str()))
+        })
+    });
+    Value::Object(keys.collect())
 }
 
 fn global(s: &str) -> Result<GlobalPolicy, Failure> {

@@ -37,17 +37,38 @@ fn start_with(
     overrides: &[&str],
     capabilities: Value,
 ) -> Result<Session, (i32, String)> {
+    start_turns(version, tools, &[calls], config, overrides, capabilities)
+}
+
+/// [`start_with`], the script playing one turn per entry of `turns`.
+fn start_turns(
+    version: &str,
+    tools: Value,
+    turns: &[&[&str]],
+    config: &str,
+    overrides: &[&str],
+    capabilities: Value,
+) -> Result<Session, (i32, String)> {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
     std::fs::create_dir_all(dir.join("home")).unwrap();
     std::fs::write(dir.join("lab.json"), json!({"server": "lab", "tools": tools}).to_string()).unwrap();
-    let actions: Vec<Value> = calls
+    let mut step = 0;
+    let turns: Vec<Value> = turns
         .iter()
-        .enumerate()
-        .map(|(i, t)| json!({"kind": "tool_call", "step": i, "server": "lab", "tool": t, "arguments": {"n": i}}))
+        .map(|calls| {
+            let actions: Vec<Value> = calls
+                .iter()
+                .map(|t| {
+                    step += 1;
+                    json!({"kind": "tool_call", "step": step - 1, "server": "lab", "tool": t, "arguments": {"n": step - 1}})
+                })
+                .collect();
+            json!({"actions": actions})
+        })
         .collect();
     let script = json!({"version": version, "transcript": dir.join("codex.jsonl"), "state": dir.join("state.json"),
-                        "turns": [{"actions": actions}]});
+                        "turns": turns});
     std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
     let toml = format!(
         "[mcp_servers.lab]\ncommand = {:?}\nargs = [\"stdio\", \"--catalog\", {:?}, \"--record\", {:?}]\n{config}",
@@ -354,13 +375,37 @@ fn call_meta_grows_with_versions() {
 }
 
 #[test]
+fn resuming_the_loaded_thread_keeps_its_config() {
+    // Measured on every MEASURED version: thread/resume of the thread the
+    // app-server has loaded rejoins it; the approval policy, config and MCP
+    // servers sent with it are not applied.
+    for version in ["0.146.0", "0.171.0"] {
+        let prompt = json!({"mcp_servers.lab.tools.plain.approval_mode": "prompt"});
+        let approve = json!({"mcp_servers.lab.tools.plain.approval_mode": "approve"});
+        let mut s = start_turns(version, plain(), &[&["plain"], &["plain"]], "", &[], json!({})).unwrap();
+        let t = thread_id(&s.thread(json!({"config": approve})));
+        assert!(s.turn(&t, decline).0.is_empty(), "{version}: approved at thread/start");
+        let r = s.request("thread/resume", json!({"threadId": t, "approvalPolicy": "never", "config": prompt})).unwrap();
+        assert_eq!((&r["result"]["thread"]["id"], &r["result"]["approvalPolicy"]), (&json!(t), &json!("on-request")), "{r}");
+        let (requests, items) = s.turn(&t, decline);
+        assert!(requests.is_empty(), "{version}: the resume's config was applied: {requests:?}");
+        assert_eq!(items[0]["status"], "completed", "{version}");
+        assert_eq!(s.server_calls(), 2, "{version}");
+        let threads: Vec<Value> =
+            fakes::wire::read_jsonl(&s.dir.join("codex.jsonl")).unwrap().into_iter().filter(|e| e["event"] == "thread").collect();
+        assert_eq!(threads[1]["rejoined"], true, "{threads:?}");
+    }
+}
+
+#[test]
 fn a_thread_without_turns_cannot_be_resumed() {
     // Real Codex writes the rollout at the first turn (found by the fidelity
-    // recordings: 'no rollout found for thread id').
+    // recordings; the text measured 2026-12-03 on all five versions, also
+    // for the thread the same app-server has loaded).
     let mut s = start("0.171.0", plain(), &["ro"], "", &[]).unwrap();
     let fresh = thread_id(&s.thread(json!({})));
     let r = s.request("thread/resume", json!({"threadId": fresh})).unwrap();
-    assert!(r["error"]["message"].as_str().unwrap_or("").contains("no rollout found"), "{r}");
+    assert_eq!(r["error"], json!({"code": -32600, "message": format!("no rollout found for thread id {fresh}")}), "{r}");
     let t = thread_id(&s.thread(json!({})));
     s.turn(&t, decline);
     let r = s.request("thread/resume", json!({"threadId": t})).unwrap();

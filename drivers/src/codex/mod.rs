@@ -194,6 +194,22 @@ impl CodexDriver {
         }
     }
 
+    /// The open thread's id, once a thread/start or thread/resume succeeded.
+    pub fn thread_id(&self) -> Option<&str> {
+        self.thread_id.as_deref()
+    }
+
+    /// Sends one client request to the running app-server and waits for its
+    /// result; server requests that arrive meanwhile are refused. The
+    /// session's notion of what the app-server was launched with is not
+    /// changed: `thread/resume` of the loaded thread, for one, keeps the
+    /// config the thread started with (measured), so changed policies still
+    /// need [`CodexDriver::resume`].
+    pub fn call(&mut self, method: &str, params: Value) -> Result<Value, DriverError> {
+        let id = self.request(method, params)?;
+        self.await_response(&id)
+    }
+
     pub fn close(&mut self) {
         self.running = None;
         self.bridge = None;

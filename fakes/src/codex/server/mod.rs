@@ -19,6 +19,23 @@ use crate::script::Script;
 use crate::mcp_client::McpConnection;
 use crate::wire::Recorder;
 
+/// A thread/start or thread/resume that succeeded, with its result.
+enum Opened {
+    /// A thread (new or from its rollout) with its own config; its MCP
+    /// servers start next.
+    Started(Value),
+    /// The thread this process already runs, unchanged.
+    Rejoined(Value),
+}
+
+impl Opened {
+    fn result(self) -> Value {
+        match self {
+            Opened::Started(r) | Opened::Rejoined(r) => r,
+        }
+    }
+}
+
 pub struct Server {
     profile: Profile,
     script: Script,
@@ -78,9 +95,9 @@ impl Server {
             _ if !self.initialized => Err((-32600, profile::NOT_INITIALIZED.to_string())),
             "thread/start" | "thread/resume" => {
                 let opened = self.open_thread(&method, &params);
-                let ok = opened.is_ok();
-                self.channel.respond(&id, opened);
-                if ok {
+                let started = matches!(opened, Ok(Opened::Started(_)));
+                self.channel.respond(&id, opened.map(Opened::result));
+                if started {
                     self.start_servers();
                 }
                 return;
@@ -108,7 +125,7 @@ impl Server {
         }))
     }
 
-    fn open_thread(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    fn open_thread(&mut self, method: &str, params: &Value) -> Result<Opened, (i64, String)> {
         let resume = if method == "thread/resume" {
             match params.get("threadId").and_then(Value::as_str) {
                 // Real Codex writes a thread's rollout at its first turn; a
@@ -129,6 +146,28 @@ impl Server {
                 }
             }
             other => return Err((-32600, profile::unknown_approval_policy(other))),
+        }
+        // Resuming the thread this process has loaded rejoins it: it keeps
+        // the approval policy, sandbox, config and MCP servers it started
+        // with, and its result reports them; those sent with the resume are
+        // not applied, and no server starts again (measured on every MEASURED
+        // version: a policy change needs a new app-server).
+        if let (Some(id), Some(thread)) = (&resume, &self.thread) {
+            if thread.id == *id {
+                self.rec.record(&json!({
+                    "event": "thread", "method": method, "id": id, "rejoined": true,
+                    "approvalPolicy": thread.approval_policy, "sandbox": thread.sandbox,
+                    "servers": describe_servers(&thread.settings),
+                }));
+                let cwd = thread.info["cwd"].as_str().unwrap_or("/").to_string();
+                return Ok(Opened::Rejoined(shapes::thread_opened(
+                    &self.profile,
+                    &thread.info,
+                    &cwd,
+                    &thread.approval_policy,
+                    &thread.sandbox,
+                )));
+            }
         }
         let sandbox = params.get("sandbox").and_then(Value::as_str).unwrap_or("read-only").to_string();
         let settings: Settings = self.base.for_thread(params.get("config")).map_err(|e| (-32600, e))?;
@@ -156,7 +195,7 @@ impl Server {
             servers: BTreeMap::new(),
             approved_for_session: BTreeSet::new(),
         });
-        Ok(result)
+        Ok(Opened::Started(result))
     }
 
     /// Connects every enabled MCP server of the new thread, announcing each
