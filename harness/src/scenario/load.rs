@@ -244,27 +244,9 @@ pub fn discover(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
-    const GOOD: &str = r#"id = "ok"
-title = "t"
-covers = ["AC-1"]
-provider = "codex"
-caught_by = ["drop-policy"]
-
-[policy]
-global = "ask"
-
-[[servers]]
-name = "files"
-transport = "stdio"
-reason = "r"
-tools.read_file.approval_mode = "approve"
-
-[[steps]]
-kind = "tool_call"
-server = "files"
-tool = "read_file"
-expect = { server_calls = 1 }
-"#;
+    fn good() -> String {
+        super::super::sample("read_file", "approve", "{ server_calls = 1 }", "")
+    }
 
     fn err(text: &str) -> String {
         Scenario::parse(Path::new("s.toml"), text).unwrap_err().to_string()
@@ -272,31 +254,31 @@ expect = { server_calls = 1 }
 
     #[test]
     fn good_scenario_parses() {
-        let s = Scenario::parse(Path::new("s.toml"), GOOD).unwrap();
+        let s = Scenario::parse(Path::new("s.toml"), &good()).unwrap();
         assert_eq!(s.steps.len(), 1);
         assert_eq!(catalog(&s.servers[0]).len(), 1);
     }
 
     #[test]
     fn errors_name_file_line_column_and_field() {
-        let e = err(&GOOD.replace("reason = \"r\"", "reason = \"r\"\ncolour = \"blue\""));
+        let e = err(&good().replace("reason = \"r\"", "reason = \"r\"\ncolour = \"blue\""));
         assert!(e.starts_with("s.toml:14:1: unknown field `colour`"), "{e}");
-        let e = err(&GOOD.replace("transport = \"stdio\"", "transport = \"pigeon\""));
+        let e = err(&good().replace("transport = \"stdio\"", "transport = \"pigeon\""));
         assert!(e.starts_with("s.toml:12:13:") && e.contains("pigeon"), "{e}");
-        let e = err(&GOOD.replace("kind = \"tool_call\"", "kind = \"teleport\""));
+        let e = err(&good().replace("kind = \"tool_call\"", "kind = \"teleport\""));
         assert!(e.starts_with("s.toml:17:8:") && e.contains("teleport"), "{e}");
-        let e = err(&GOOD.replace("expect = { server_calls = 1 }", "expect = { server_calls = 1, vibes = true }"));
+        let e = err(&good().replace("expect = { server_calls = 1 }", "expect = { server_calls = 1, vibes = true }"));
         // Inside a tagged step the position is the step's table header.
         assert!(e.starts_with("s.toml:16:1:") && e.contains("`vibes`"), "{e}");
-        let e = err(&GOOD.replace("server = \"files\"", "server = \"nope\""));
+        let e = err(&good().replace("server = \"files\"", "server = \"nope\""));
         assert!(e.starts_with("s.toml:") && e.contains("no server `nope`"), "{e}");
-        let e = err(&GOOD.replace("covers = [\"AC-1\"]", "covers = [\"AC-99\"]"));
+        let e = err(&good().replace("covers = [\"AC-1\"]", "covers = [\"AC-99\"]"));
         assert!(e.starts_with("s.toml:3:") && e.contains("AC-99"), "{e}");
-        let e = err(&GOOD.replace("caught_by = [\"drop-policy\"]", "caught_by = []"));
+        let e = err(&good().replace("caught_by = [\"drop-policy\"]", "caught_by = []"));
         assert!(e.contains("caught_by"), "{e}");
-        let e = err(&GOOD.replace("approval_mode = \"approve\"", "approval_mode = \"sometimes\""));
+        let e = err(&good().replace("approval_mode = \"approve\"", "approval_mode = \"sometimes\""));
         assert!(e.starts_with("s.toml:14:34:") && e.contains("sometimes"), "{e}");
-        let e = err(&GOOD.replace("expect = { server_calls = 1 }", "expect = {}"));
+        let e = err(&good().replace("expect = { server_calls = 1 }", "expect = {}"));
         assert!(e.contains("checks nothing"), "{e}");
         let e = err("id = [");
         assert!(e.starts_with("s.toml:1:"), "{e}");

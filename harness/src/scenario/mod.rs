@@ -368,3 +368,16 @@ pub fn toml_to_json(t: &toml::Table) -> Value {
     serde_json::to_value(t).unwrap_or(Value::Null)
 }
 
+
+/// A small valid scenario text for unit tests: a stdio server `files` whose
+/// `tool` has approval `mode`, one call of it expecting `expect`, then
+/// `more` (further TOML, e.g. steps).
+#[cfg(test)]
+pub(crate) fn sample(tool: &str, mode: &str, expect: &str, more: &str) -> String {
+    format!(
+        "id = \"ok\"\ntitle = \"t\"\ncovers = [\"AC-1\"]\nprovider = \"codex\"\ncaught_by = [\"drop-policy\"]\n\n\
+         [policy]\nglobal = \"ask\"\n\n\
+         [[servers]]\nname = \"files\"\ntransport = \"stdio\"\nreason = \"r\"\ntools.{tool}.approval_mode = \"{mode}\"\n\n\
+         [[steps]]\nkind = \"tool_call\"\nserver = \"files\"\ntool = \"{tool}\"\nexpect = {expect}\n{more}"
+    )
+}

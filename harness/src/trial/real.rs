@@ -233,37 +233,9 @@ mod tests {
 
     use super::*;
 
-    const SCENARIO: &str = r#"
-id = "t"
-title = "t"
-covers = ["AC-3"]
-provider = "codex"
-caught_by = ["blanket-accept"]
-
-[policy]
-global = "ask"
-
-[[servers]]
-name = "files"
-transport = "stdio"
-reason = "r"
-tools.write_file.approval_mode = "prompt"
-
-[[steps]]
-kind = "tool_call"
-server = "files"
-tool = "write_file"
-expect = { prompted = true }
-
-[[steps]]
-kind = "resume"
-
-[[steps]]
-kind = "tool_call"
-server = "files"
-tool = "write_file"
-expect = { prompted = true }
-"#;
+    fn scenario_text() -> String {
+        crate::scenario::sample("write_file", "prompt", "{ prompted = true }", "[[steps]]\nkind = \"resume\"\n\n[[steps]]\nkind = \"tool_call\"\nserver = \"files\"\ntool = \"write_file\"\nexpect = { prompted = true }\n")
+    }
 
     fn line(pid: u32, dir: &str, msg: Value) -> Value {
         json!({"dir": dir, "pid": pid, "msg": msg})
@@ -302,7 +274,7 @@ expect = { prompted = true }
         let transcript = dir.path().join("provider.jsonl");
         let text: String = wire.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(&transcript, text).unwrap();
-        let scenario = Scenario::parse(Path::new("t.toml"), SCENARIO).unwrap();
+        let scenario = Scenario::parse(Path::new("t.toml"), &scenario_text()).unwrap();
         derive_outcomes(&scenario, dir.path(), &transcript);
         let outcomes: Vec<Value> = read_jsonl(&transcript).unwrap().into_iter().filter(|e| e["event"] == "outcome").collect();
         let got: Vec<(Value, Value, Value)> =

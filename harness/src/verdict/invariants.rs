@@ -103,31 +103,12 @@ mod tests {
 
     use super::*;
 
-    const SCENARIO: &str = r#"
-id = "t"
-title = "t"
-covers = ["AC-3"]
-provider = "codex"
-caught_by = ["blanket-accept"]
-
-[policy]
-global = "ask"
-
-[[servers]]
-name = "files"
-transport = "stdio"
-reason = "r"
-tools.write_file.approval_mode = "prompt"
-
-[[steps]]
-kind = "tool_call"
-server = "files"
-tool = "write_file"
-expect = { prompted = true }
-"#;
+    fn scenario_text() -> String {
+        crate::scenario::sample("write_file", "prompt", "{ prompted = true }", "")
+    }
 
     fn duplicates(transcript: Vec<Value>) -> Vec<String> {
-        let scenario = Scenario::parse(Path::new("t.toml"), SCENARIO).unwrap();
+        let scenario = Scenario::parse(Path::new("t.toml"), &scenario_text()).unwrap();
         let mut obs = Observations::default();
         obs.provider.transcript = transcript;
         check(&scenario, None, &obs).into_iter().map(|m| m.actual).collect()
