@@ -19,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc as chan, oneshot};
 use tokio::task::JoinSet;
 
-use crate::io::{Memory, Tokio};
+use crate::io::{Deferred, Memory, Tokio};
 use crate::{runtime, runtime_thread};
 
 /// Size limits of one request.
@@ -201,15 +201,16 @@ async fn accept_loop(
 
 async fn serve_tcp(mut stream: TcpStream, handler: Arc<dyn Handler>, limits: Limits) {
     let _ = stream.set_nodelay(true);
-    if let Err(e) = serve_io(Tokio(&mut stream), &handler, limits).await {
+    if let Err(e) = serve_io(Deferred(Tokio(&mut stream)), &handler, limits).await {
         report(handler.as_ref(), &e);
     }
     linger(stream).await;
 }
 
-/// Closing with unread input makes the kernel send a reset, which can
-/// destroy an error response before the peer reads it; so stop writing,
-/// then drain (bounded in bytes and time) what the peer is still sending.
+/// Ends a connection hyper is done with. Closing with unread input makes
+/// the kernel send a reset, which can destroy an error answer before the
+/// peer reads it; so stop writing, then drain (bounded in bytes and time)
+/// what the peer is still sending.
 async fn linger(mut stream: TcpStream) {
     use tokio::io::{AsyncRead, AsyncWrite};
     let _ = poll_fn(|cx| Pin::new(&mut stream).poll_shutdown(cx)).await;
