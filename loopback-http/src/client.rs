@@ -1,19 +1,18 @@
 //! A blocking HTTP/1.1 client for loopback servers: one request per
 //! connection, the answer's head first, then its body as a whole or as
 //! server-sent events while they arrive, each wait bounded by a timeout.
+//! The exchange runs on the calling thread (`Handle::block_on`); the
+//! runtime's thread drives the socket readiness and the timers.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
-use std::sync::mpsc;
-use std::task::Poll;
 use std::time::Duration;
 
 use hyper::body::{Body as _, Bytes, Incoming};
 use hyper::header::{HeaderName, HeaderValue, HOST};
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
 
 use crate::io::Tokio;
 use crate::server::{Body, Limits};
@@ -37,12 +36,7 @@ impl fmt::Display for ClientError {
     }
 }
 
-enum Msg {
-    Head(u16, Vec<(String, String)>),
-    Data(Bytes),
-    End,
-    Failed(String),
-}
+type Conn = hyper::client::conn::http1::Connection<Tokio<TcpStream>, Body>;
 
 /// The answer's status and headers; the body is read with [`Reply::body`]
 /// or [`Reply::next_event`]. Dropping it hangs up.
@@ -51,11 +45,13 @@ pub struct Reply {
     /// Names lower-cased, in the order received.
     pub headers: Vec<(String, String)>,
     timeout: Duration,
-    pieces: mpsc::Receiver<Msg>,
+    body: Incoming,
+    conn: Pin<Box<Conn>>,
+    conn_done: bool,
+    left: usize,
     ended: bool,
     events: sse::Parser,
     ready: VecDeque<sse::Event>,
-    _hang_up: oneshot::Sender<()>,
 }
 
 /// Sends `method` to `url` (`http://HOST:PORT/path`; `localhost` means
@@ -78,28 +74,50 @@ pub fn request(
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(&e))?;
         req.headers_mut().append(name, HeaderValue::from_str(value).map_err(|e| bad(&e))?);
     }
-    let (tx, pieces) = mpsc::channel();
-    let (hang_up, hung_up) = oneshot::channel();
-    runtime().spawn(exchange(authority, req, tx, hung_up));
-    let mut reply = Reply {
-        status: 0,
-        headers: Vec::new(),
+    let exchange = async {
+        let stream = TcpStream::connect(&authority).await.map_err(|e| format!("connect {authority}: {e}"))?;
+        let _ = stream.set_nodelay(true);
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake::<_, Body>(Tokio(stream)).await.map_err(|e| e.to_string())?;
+        let mut conn = Box::pin(conn);
+        let mut conn_done = false;
+        let sent = sender.send_request(req);
+        let mut sent = pin!(sent);
+        let resp = poll_fn(|cx| {
+            if !conn_done && conn.as_mut().poll(cx).is_ready() {
+                conn_done = true;
+            }
+            sent.as_mut().poll(cx)
+        })
+        .await
+        .map_err(|e| describe(&e))?;
+        Ok::<_, String>((resp, conn, conn_done))
+    };
+    let (resp, conn, conn_done) = within(timeout, exchange)?.map_err(ClientError::Failed)?;
+    let (parts, body) = resp.into_parts();
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).trim().to_string()))
+        .collect();
+    Ok(Reply {
+        status: parts.status.as_u16(),
+        headers,
         timeout,
-        pieces,
+        body,
+        conn,
+        conn_done,
+        left: Limits::default().max_body,
         ended: false,
         events: sse::Parser::default(),
         ready: VecDeque::new(),
-        _hang_up: hang_up,
-    };
-    match reply.wait()? {
-        Msg::Head(status, headers) => {
-            reply.status = status;
-            reply.headers = headers;
-            Ok(reply)
-        }
-        Msg::Failed(e) => Err(ClientError::Failed(e)),
-        Msg::Data(_) | Msg::End => Err(ClientError::Failed("no answer".into())),
-    }
+    })
+}
+
+/// Runs `fut` on the calling thread, giving up after `timeout`.
+fn within<F: Future>(timeout: Duration, fut: F) -> Result<F::Output, ClientError> {
+    // The timer is made inside: it needs the runtime's context.
+    runtime().block_on(async { tokio::time::timeout(timeout, fut).await }).map_err(|_| ClientError::TimedOut)
 }
 
 impl Reply {
@@ -136,104 +154,34 @@ impl Reply {
     }
 
     fn piece(&mut self) -> Result<Option<Bytes>, ClientError> {
-        if self.ended {
-            return Ok(None);
-        }
-        match self.wait()? {
-            Msg::Data(b) => Ok(Some(b)),
-            Msg::End => {
-                self.ended = true;
-                Ok(None)
-            }
-            Msg::Failed(e) => Err(ClientError::Failed(e)),
-            Msg::Head(..) => Err(ClientError::Failed("a second answer".into())),
-        }
-    }
-
-    fn wait(&mut self) -> Result<Msg, ClientError> {
-        match self.pieces.recv_timeout(self.timeout) {
-            Ok(m) => Ok(m),
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(ClientError::TimedOut),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(ClientError::Failed("the exchange broke off".into())),
-        }
-    }
-}
-
-/// Runs one exchange, passing what arrives to `tx`, until it ends or the
-/// [`Reply`] (or the caller waiting for it) is gone; the connection closes
-/// with it.
-async fn exchange(
-    authority: String,
-    req: hyper::Request<Body>,
-    tx: mpsc::Sender<Msg>,
-    mut hung_up: oneshot::Receiver<()>,
-) {
-    let work = async {
-        if let Err(e) = talk(&authority, req, &tx).await {
-            let _ = tx.send(Msg::Failed(e));
-        }
-    };
-    let mut work = pin!(work);
-    poll_fn(|cx| {
-        if work.as_mut().poll(cx).is_ready() || Pin::new(&mut hung_up).poll(cx).is_ready() {
-            return Poll::Ready(());
-        }
-        Poll::Pending
-    })
-    .await;
-}
-
-async fn talk(authority: &str, req: hyper::Request<Body>, tx: &mpsc::Sender<Msg>) -> Result<(), String> {
-    let stream = TcpStream::connect(authority).await.map_err(|e| format!("connect {authority}: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    let (mut sender, conn) =
-        hyper::client::conn::http1::handshake::<_, Body>(Tokio(stream)).await.map_err(|e| e.to_string())?;
-    // The connection is driven alongside the exchange, in the same task, so
-    // both end together.
-    let mut conn = pin!(conn);
-    let mut conn_done = false;
-    let mut drive = |cx: &mut std::task::Context<'_>| {
-        if !conn_done && conn.as_mut().poll(cx).is_ready() {
-            conn_done = true;
-        }
-    };
-    let sent = sender.send_request(req);
-    let mut sent = pin!(sent);
-    let resp = poll_fn(|cx| {
-        drive(cx);
-        sent.as_mut().poll(cx)
-    })
-    .await
-    .map_err(|e| describe(&e))?;
-    let (parts, mut body) = resp.into_parts();
-    let headers = parts
-        .headers
-        .iter()
-        .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).trim().to_string()))
-        .collect();
-    tx.send(Msg::Head(parts.status.as_u16(), headers)).map_err(|_| String::new())?;
-    let mut left = Limits::default().max_body;
-    loop {
-        let frame = poll_fn(|cx| {
-            drive(cx);
-            Pin::new(&mut body as &mut Incoming).poll_frame(cx)
-        })
-        .await;
-        match frame {
-            None => {
-                let _ = tx.send(Msg::End);
-                return Ok(());
-            }
-            Some(Ok(frame)) => {
-                let Ok(data) = frame.into_data() else { continue };
-                if data.len() > left {
-                    return Err(format!("answer body over {} bytes", Limits::default().max_body));
+        while !self.ended {
+            let (body, conn, conn_done) = (&mut self.body, &mut self.conn, &mut self.conn_done);
+            let frame = within(
+                self.timeout,
+                poll_fn(|cx| {
+                    if !*conn_done && conn.as_mut().poll(cx).is_ready() {
+                        *conn_done = true;
+                    }
+                    Pin::new(&mut *body).poll_frame(cx)
+                }),
+            )?;
+            match frame {
+                None => self.ended = true,
+                Some(Ok(frame)) => {
+                    let Ok(data) = frame.into_data() else { continue };
+                    if data.len() > self.left {
+                        return Err(ClientError::Failed(format!(
+                            "answer body over {} bytes",
+                            Limits::default().max_body
+                        )));
+                    }
+                    self.left -= data.len();
+                    return Ok(Some(data));
                 }
-                left -= data.len();
-                tx.send(Msg::Data(data)).map_err(|_| String::new())?;
+                Some(Err(e)) => return Err(ClientError::Failed(describe(&e))),
             }
-            Some(Err(e)) => return Err(describe(&e)),
         }
+        Ok(None)
     }
 }
 
