@@ -18,7 +18,7 @@ struct Echo {
 impl Handler for Echo {
     fn handle(&self, req: &Request) -> Response {
         match req.path() {
-            "/slow" => std::thread::sleep(Duration::from_millis(300)),
+            "/slow" => std::thread::sleep(Duration::from_millis(1000)),
             "/events" | "/hang" => {
                 let (resp, tx) = Response::streaming(200, "text/event-stream");
                 let forever = req.path() == "/hang";
@@ -189,7 +189,7 @@ fn a_slow_handler_does_not_hold_up_other_connections() {
     let start = Instant::now();
     let r = request("POST", &server.url_for("/fast"), &[], b"x".to_vec(), Duration::from_secs(5)).unwrap();
     assert_eq!(r.status, 200);
-    assert!(start.elapsed() < Duration::from_millis(200), "{:?}", start.elapsed());
+    assert!(start.elapsed() < Duration::from_millis(700), "{:?}", start.elapsed());
     assert_eq!(slow.join().unwrap(), 200);
 }
 
@@ -223,7 +223,7 @@ fn client_times_out_and_reports_refused_connections() {
     let start = Instant::now();
     let r = request("GET", &server.url_for("/slow"), &[], Vec::new(), Duration::from_millis(50));
     assert_eq!(r.err(), Some(ClientError::TimedOut));
-    assert!(start.elapsed() < Duration::from_millis(250));
+    assert!(start.elapsed() < Duration::from_millis(700), "{:?}", start.elapsed());
     let addr = server.addr;
     drop(server);
     match request("GET", &format!("http://{addr}/"), &[], Vec::new(), Duration::from_secs(5)) {
