@@ -3,7 +3,6 @@
 
 pub mod wire;
 pub mod codex;
-pub mod http;
 pub mod claude;
 pub mod version;
 pub mod mcp;

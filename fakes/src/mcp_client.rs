@@ -3,12 +3,12 @@
 //! with. What differs between providers is in [`ClientProfile`].
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::BufReader;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
+use loopback_http::ClientError;
 use serde_json::{json, Value};
 
 use crate::wire::{self, Line};
@@ -175,67 +175,54 @@ impl McpConnection {
         self.http_post_within(msg, CALL_TIMEOUT)
     }
 
-    /// [`Self::http_post`] waiting at most `timeout` for each read; a read
-    /// that times out gives the error [`HTTP_TIMED_OUT`].
+    /// [`Self::http_post`] waiting at most `timeout` for each piece of the
+    /// answer; one that does not come in time gives the error [`HTTP_TIMED_OUT`].
     fn http_post_within(&mut self, msg: &Value, timeout: Duration) -> Result<Option<Value>, String> {
         let Transport::Http { url, headers, session } = &mut self.transport else {
             return Err("not an HTTP server".into());
         };
-        let (host, path) = split_url(url)?;
-        let mut stream = TcpStream::connect(&host).map_err(|e| format!("connect {host}: {e}"))?;
-        stream.set_read_timeout(Some(timeout.max(Duration::from_millis(1)))).ok();
-        let body = msg.to_string();
-        let mut head = format!(
-            "POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n",
-            body.len()
-        );
-        for (name, value) in headers.iter() {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
+        let mut head: Vec<(String, String)> = [
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("connection", "close"),
+        ]
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+        head.extend(headers.iter().map(|(n, v)| (n.clone(), v.clone())));
         if let Some(s) = session {
-            head.push_str(&format!("mcp-session-id: {s}\r\n"));
+            head.push(("mcp-session-id".into(), s.clone()));
         }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes())).map_err(|e| e.to_string())?;
-        let mut reader = BufReader::new(stream);
-        let mut status = String::new();
-        reader.read_line(&mut status).map_err(|e| match e.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => HTTP_TIMED_OUT.to_string(),
-            _ => e.to_string(),
-        })?;
-        let code: u16 = status.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-        let mut headers = BTreeMap::new();
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).map_err(|e| e.to_string())? == 0 || line.trim().is_empty() {
-                break;
-            }
-            if let Some((k, v)) = line.split_once(':') {
-                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-            }
+        let failed = |e: ClientError| match e {
+            ClientError::TimedOut => HTTP_TIMED_OUT.to_string(),
+            ClientError::Failed(m) => m,
+        };
+        let timeout = timeout.max(Duration::from_millis(1));
+        let mut reply = loopback_http::request("POST", url, &head, msg.to_string().into_bytes(), timeout).map_err(failed)?;
+        if let Some(s) = reply.header("mcp-session-id") {
+            *session = Some(s.to_string());
         }
-        if let Some(s) = headers.get("mcp-session-id") {
-            *session = Some(s.clone());
-        }
-        if code == 401 {
+        if reply.status == 401 {
             return Err("MCP server refused the bearer token (401)".into());
         }
-        if !(200..300).contains(&code) {
-            return Err(format!("MCP server answered HTTP {code}"));
+        if !(200..300).contains(&reply.status) {
+            return Err(format!("MCP server answered HTTP {}", reply.status));
         }
-        let mut raw = Vec::new();
-        match headers.get("content-length").and_then(|l| l.parse::<u64>().ok()) {
-            Some(n) => reader.take(n).read_to_end(&mut raw),
-            None => reader.take(wire::MAX_LINE as u64).read_to_end(&mut raw),
+        if reply.header("content-type").is_some_and(|c| c.starts_with("text/event-stream")) {
+            // The answer is the first event carrying a JSON-RPC response;
+            // server requests and notifications before it are passed over.
+            while let Some(event) = reply.next_event().map_err(failed)? {
+                let v: Value = serde_json::from_str(event.data.trim()).map_err(|e| format!("bad JSON from MCP server: {e}"))?;
+                if v.get("method").is_none() {
+                    return Ok(Some(v));
+                }
+            }
+            return Ok(None);
         }
-        .map_err(|e| e.to_string())?;
+        let raw = reply.body().map_err(failed)?;
         let text = String::from_utf8_lossy(&raw);
         if text.trim().is_empty() {
             return Ok(None);
-        }
-        if headers.get("content-type").is_some_and(|c| c.starts_with("text/event-stream")) {
-            let data = text.lines().find_map(|l| l.strip_prefix("data:")).unwrap_or("");
-            return serde_json::from_str(data.trim()).map(Some).map_err(|e| e.to_string());
         }
         serde_json::from_str(text.trim()).map(Some).map_err(|e| format!("bad JSON from MCP server: {e}"))
     }
@@ -451,13 +438,77 @@ impl Drop for McpConnection {
     }
 }
 
-/// `http://127.0.0.1:PORT/path` -> ("127.0.0.1:PORT", "/path"). Loopback HTTP only.
-fn split_url(url: &str) -> Result<(String, String), String> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| format!("only http:// URLs are supported: {url}"))?;
-    let (host, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let host = host.replace("localhost", "127.0.0.1");
-    Ok((host, path.to_string()))
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use loopback_http::{sse, Handler, Request, Response};
+
+    use super::*;
+
+    /// JSON answers, except `tools/list` (SSE, a notification first) and
+    /// `tools/call` (answered after a second).
+    #[derive(Default)]
+    struct Server {
+        seen: Arc<Mutex<Vec<(String, Option<String>, Option<String>)>>>,
+    }
+
+    impl Handler for Server {
+        fn handle(&self, req: &Request) -> Response {
+            let msg: Value = serde_json::from_slice(&req.body).unwrap();
+            let method = msg["method"].as_str().unwrap_or("").to_string();
+            let (session, auth) = (req.header("mcp-session-id"), req.header("authorization"));
+            self.seen.lock().unwrap().push((method.clone(), session.map(String::from), auth.map(String::from)));
+            let ok = |result: Value| json!({"jsonrpc": "2.0", "id": msg["id"], "result": result});
+            match method.as_str() {
+                "initialize" => {
+                    let mut r = Response::json(200, &ok(json!({})));
+                    r.headers.push(("mcp-session-id", "s1".into()));
+                    r
+                }
+                "tools/list" => {
+                    let note = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}});
+                    let body = sse::event("message", &note.to_string())
+                        + &sse::event("message", &ok(json!({"tools": [{"name": "t"}]})).to_string());
+                    Response::bytes(200, "text/event-stream", body.into_bytes())
+                }
+                "tools/call" => {
+                    std::thread::sleep(Duration::from_millis(1000));
+                    Response::json(200, &ok(json!({"content": []})))
+                }
+                _ => Response::empty(202),
+            }
+        }
+    }
+
+    #[test]
+    fn http_sessions_sse_answers_and_timeouts() {
+        let server = Server::default();
+        let seen = server.seen.clone();
+        let http = loopback_http::serve(server).unwrap();
+        let target = ServerTarget {
+            url: Some(http.url_for("/mcp")),
+            headers: BTreeMap::from([("authorization".to_string(), "Bearer t".to_string())]),
+            ..ServerTarget::default()
+        };
+        let profile = ClientProfile { name: "t", version: "0", protocol_version: "2025-06-18", capabilities: json!({}), probe_discover: false };
+        let mut conn = McpConnection::connect(&target, &BTreeMap::new(), &profile).unwrap();
+        assert_eq!(conn.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["t"]);
+        let start = std::time::Instant::now();
+        let failed = conn.call_with_timeout("t", &json!({}), |_| Value::Null, Duration::from_millis(100), "late", &mut |_, _| None);
+        assert_eq!(failed, Err(CallFailure::TimedOut));
+        assert!(start.elapsed() < Duration::from_millis(800), "{:?}", start.elapsed());
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while seen.lock().unwrap().len() < 5 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let seen = seen.lock().unwrap().clone();
+        let methods: Vec<&str> = seen.iter().map(|(m, _, _)| m.as_str()).collect();
+        assert_eq!(methods, ["initialize", "notifications/initialized", "tools/list", "tools/call", "notifications/cancelled"]);
+        assert_eq!(seen[0].1, None);
+        assert!(seen[1..].iter().all(|(_, s, a)| s.as_deref() == Some("s1") && a.as_deref() == Some("Bearer t")));
+        drop(http);
+        let failed = conn.call_with_timeout("t", &json!({}), |_| Value::Null, Duration::from_secs(5), "late", &mut |_, _| None);
+        assert!(matches!(failed, Err(CallFailure::Transport(ref m)) if m.starts_with("connect 127.0.0.1:")), "{failed:?}");
+    }
 }

@@ -7,14 +7,14 @@
 use std::io;
 use std::sync::Mutex;
 
+use loopback_http::{sse, Handler, Request, Response, Server};
 use serde_json::{json, Value};
 
 use crate::script::{Action, Turn};
-use crate::http::{self, Handler, HttpServer, Request, Response, Stopper};
 use crate::wire::Recorder;
 
 pub struct MockModel {
-    server: HttpServer,
+    server: Server,
 }
 
 impl MockModel {
@@ -40,7 +40,7 @@ struct Model {
 /// Starts the mock; `turns` are the scenario's turns (only tool calls matter).
 pub fn start(turns: Vec<Turn>, log: Recorder) -> io::Result<MockModel> {
     let model = Model { turns, log, openai_turn: Mutex::new(None) };
-    Ok(MockModel { server: http::serve(model, Stopper::default(), "mock-model")? })
+    Ok(MockModel { server: loopback_http::serve(model)? })
 }
 
 impl Handler for Model {
@@ -79,12 +79,10 @@ fn calls(turn: Option<&Turn>) -> Vec<(usize, String, String, Value)> {
     .unwrap_or_default()
 }
 
+/// The whole stream in one body: the providers read it as it arrives either way.
 fn sse(events: Vec<(String, Value)>) -> Response {
-    let mut body = String::new();
-    for (name, data) in events {
-        body.push_str(&format!("event: {name}\ndata: {data}\n\n"));
-    }
-    Response { status: 200, headers: vec![("content-type", "text/event-stream".into())], body: body.into_bytes() }
+    let body: String = events.iter().map(|(name, data)| sse::event(name, &data.to_string())).collect();
+    Response::bytes(200, "text/event-stream", body.into_bytes())
 }
 
 impl Model {

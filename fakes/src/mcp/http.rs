@@ -1,23 +1,22 @@
 //! MCP Streamable HTTP on loopback: POST /mcp carries one JSON-RPC message
 //! and gets a JSON answer (200) or nothing (202). The HTTP itself is
-//! [`crate::http`].
+//! [`loopback_http`].
 
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::path::PathBuf;
 
+use loopback_http::{Handler, Request, Response};
 use serde_json::{json, Value};
 
 use super::{garbage, record_out, respond, Catalog, Stopper};
-use crate::http::{self, Handler, Request, Response};
 use crate::wire::Recorder;
-
-pub use crate::http::{MAX_BODY, MAX_HEADER};
 
 /// A running MCP server; stops on [`HttpServer::shutdown`] or drop.
 pub struct HttpServer {
     pub addr: std::net::SocketAddr,
-    inner: http::HttpServer,
+    inner: loopback_http::Server,
+    stopper: Stopper,
 }
 
 impl HttpServer {
@@ -30,6 +29,13 @@ impl HttpServer {
     }
 }
 
+impl Drop for HttpServer {
+    /// Delayed answers end first, then the connections close.
+    fn drop(&mut self) {
+        self.stopper.stop();
+    }
+}
+
 struct Shared {
     catalog: Catalog,
     rec: Recorder,
@@ -37,13 +43,13 @@ struct Shared {
     stopper: Stopper,
 }
 
-/// Binds an ephemeral loopback port and serves on background threads.
+/// Binds an ephemeral loopback port and serves on the process's HTTP runtime.
 pub fn start_http(catalog: Catalog, rec: Recorder, token_file: Option<PathBuf>) -> io::Result<HttpServer> {
     rec.record(&json!({"event": "start", "transport": "http", "server": catalog.server}));
     let stopper = Stopper::default();
     let shared = Shared { catalog, rec, token_file, stopper: stopper.clone() };
-    let inner = http::serve(shared, stopper, "fake-mcp")?;
-    Ok(HttpServer { addr: inner.addr, inner })
+    let inner = loopback_http::serve(shared)?;
+    Ok(HttpServer { addr: inner.addr, inner, stopper })
 }
 
 impl Handler for Shared {

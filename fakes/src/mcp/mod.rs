@@ -6,6 +6,7 @@
 pub mod catalog;
 pub mod http;
 pub mod stdio;
+mod stopper;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -149,7 +150,7 @@ pub fn error_reply(id: &Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
-pub(crate) use crate::http::Stopper;
+pub(crate) use stopper::Stopper;
 
 const USAGE: &str = "usage: fake-mcp stdio --catalog FILE [--record FILE]
        fake-mcp http --catalog FILE [--record FILE] [--token-file FILE] --port-file FILE";
@@ -415,7 +416,10 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         s.stop();
         assert!(t.join().unwrap() < Duration::from_secs(5));
-        assert!(s.is_stopped());
+        // Once stopped, later sleeps end at once.
+        let start = Instant::now();
+        s.sleep(Duration::from_secs(30));
+        assert!(start.elapsed() < Duration::from_secs(5));
         let start = Instant::now();
         Stopper::default().sleep(Duration::from_millis(30));
         assert!(start.elapsed() >= Duration::from_millis(30));
