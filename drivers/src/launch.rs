@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::bridge::BridgeTool;
@@ -17,8 +18,10 @@ pub struct BridgeSpec {
     pub tools: Vec<BridgeTool>,
 }
 
-#[derive(Debug, Clone)]
-pub struct Launch {
+/// The provider process a driver starts: which executable, in which
+/// isolated home and working directory, with which secrets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Process {
     pub binary: PathBuf,
     /// The provider's isolated home (CODEX_HOME, CLAUDE_CONFIG_DIR).
     pub home: PathBuf,
@@ -26,6 +29,11 @@ pub struct Launch {
     /// Secret values by environment variable name; passed to the provider's
     /// environment only, never written anywhere.
     pub secrets: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub process: Process,
     pub global: GlobalPolicy,
     pub servers: Vec<McpServerSpec>,
     pub bridge: Option<BridgeSpec>,

@@ -22,5 +22,5 @@ pub mod spec;
 pub use error::DriverError;
 pub use host::{HostDecision, HostPrompt, Host};
 pub use parts::Parts;
-pub use launch::{BridgeSpec, BridgedResult, Launch, ToolCallRecord, TurnReport};
+pub use launch::{BridgeSpec, BridgedResult, Launch, Process, ToolCallRecord, TurnReport};
 pub use spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, SpecError, Transport};

@@ -1,13 +1,14 @@
 //! Raw-TCP tests of the fake MCP server's Streamable HTTP transport: what a
 //! real client sees on the wire, and what lands in the recording.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fakes::mcp::{start_http, Catalog, HttpServer};
 use fakes::wire::{read_jsonl, Recorder};
+use loopback_http::raw::{RawConn, RawResponse};
 use serde_json::{json, Value};
 
 const CATALOG: &str = r#"{"server":"files","tools":[
@@ -34,25 +35,14 @@ fn fixture(with_token: Option<&str>) -> Fixture {
     Fixture { _dir: dir, rec_path, token_path, server }
 }
 
-struct Conn {
-    reader: BufReader<TcpStream>,
-    stream: TcpStream,
-}
+/// A raw connection to the server; malformed answers fail the test.
+struct Conn(RawConn);
 
-#[derive(Debug)]
-struct Resp {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
+type Resp = RawResponse;
 
-impl Resp {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-    }
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap()
-    }
+/// A response body as JSON.
+fn json_of(r: &Resp) -> Value {
+    serde_json::from_slice(&r.body).unwrap()
 }
 
 impl Conn {
@@ -61,13 +51,11 @@ impl Conn {
     }
 
     fn to(addr: std::net::SocketAddr) -> Conn {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Conn { reader: BufReader::new(stream.try_clone().unwrap()), stream }
+        Conn(RawConn::to(addr).unwrap())
     }
 
     fn send(&mut self, raw: &[u8]) {
-        self.stream.write_all(raw).unwrap();
+        self.0.send(raw).unwrap();
     }
 
     fn post(&mut self, body: &Value, extra_headers: &str) -> Resp {
@@ -81,31 +69,12 @@ impl Conn {
     }
 
     fn read(&mut self) -> Resp {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        let status: u16 = line.split(' ').nth(1).expect("status line").parse().unwrap();
-        let mut headers = Vec::new();
-        loop {
-            let mut h = String::new();
-            self.reader.read_line(&mut h).unwrap();
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            let (n, v) = h.split_once(':').unwrap();
-            headers.push((n.to_ascii_lowercase(), v.trim().to_string()));
-        }
-        let len: usize =
-            headers.iter().find(|(n, _)| n == "content-length").map(|(_, v)| v.parse().unwrap()).unwrap();
-        let mut body = vec![0; len];
-        self.reader.read_exact(&mut body).unwrap();
-        Resp { status, headers, body }
+        self.0.read().unwrap()
     }
 
     /// True once the server has closed its side.
     fn closed(&mut self) -> bool {
-        let mut b = [0u8; 1];
-        matches!(self.reader.read(&mut b), Ok(0) | Err(_))
+        self.0.closed()
     }
 }
 
@@ -128,16 +97,16 @@ fn initialize_carries_session_id_and_echoes_version() {
     assert_eq!(r.header("content-type"), Some("application/json"));
     let sid = r.header("mcp-session-id").expect("session id header");
     assert!(sid.len() >= 16 && sid.bytes().all(|b| b.is_ascii_hexdigit()), "{sid}");
-    assert_eq!(r.json()["result"]["protocolVersion"], "2025-03-26");
-    assert_eq!(r.json()["result"]["serverInfo"]["name"], "fake-mcp-files");
+    assert_eq!(json_of(&r)["result"]["protocolVersion"], "2025-03-26");
+    assert_eq!(json_of(&r)["result"]["serverInfo"]["name"], "fake-mcp-files");
 
     // Later answers do not carry a new session id.
     let r =
         c.post(&json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}), &format!("Mcp-Session-Id: {sid}\r\n"));
     assert_eq!(r.status, 200);
     assert!(r.header("mcp-session-id").is_none());
-    assert_eq!(r.json()["result"]["tools"][0]["annotations"]["readOnlyHint"], true);
-    assert!(r.json()["result"]["tools"][1].get("annotations").is_none());
+    assert_eq!(json_of(&r)["result"]["tools"][0]["annotations"]["readOnlyHint"], true);
+    assert!(json_of(&r)["result"]["tools"][1].get("annotations").is_none());
 
     let l = log(&f.rec_path);
     assert_eq!(l[0], json!({"event":"start","transport":"http","server":"files"}));
@@ -157,7 +126,7 @@ fn notification_gets_202_and_tool_call_is_recorded() {
     let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"x"}}});
     let r = c.post(&call, "");
     assert_eq!(r.status, 200);
-    assert_eq!(r.json()["result"]["content"][0]["text"], "files/read_file ok: {\"path\":\"x\"}");
+    assert_eq!(json_of(&r)["result"]["content"][0]["text"], "files/read_file ok: {\"path\":\"x\"}");
     let events: Vec<Value> = log(&f.rec_path).into_iter().filter(|e| e["event"] == "tools/call").collect();
     assert_eq!(
         events,
@@ -173,16 +142,16 @@ fn keep_alive_serves_several_requests_on_one_connection() {
     let mut c = Conn::open(&f.server);
     for id in 1..=3 {
         let r = c.post(&json!({"jsonrpc":"2.0","id":id,"method":"ping"}), "");
-        assert_eq!((r.status, r.json()["id"].clone()), (200, json!(id)));
+        assert_eq!((r.status, json_of(&r)["id"].clone()), (200, json!(id)));
         assert_eq!(r.header("connection"), Some("keep-alive"));
     }
     // Pipelined: two requests written before reading either answer.
     let one = json!({"jsonrpc":"2.0","id":10,"method":"ping"}).to_string();
     let two = json!({"jsonrpc":"2.0","id":11,"method":"ping"}).to_string();
     c.send(format!("POST /mcp HTTP/1.1\r\nContent-Length: {}\r\n\r\n{one}POST /mcp HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{two}", one.len(), two.len()).as_bytes());
-    assert_eq!(c.read().json()["id"], 10);
+    assert_eq!(json_of(&c.read())["id"], 10);
     let last = c.read();
-    assert_eq!((last.json()["id"].clone(), last.header("connection")), (json!(11), Some("close")));
+    assert_eq!((json_of(&last)["id"].clone(), last.header("connection")), (json!(11), Some("close")));
     assert!(c.closed());
 }
 
@@ -201,7 +170,7 @@ fn chunked_request_bodies_are_accepted() {
         .as_bytes(),
     );
     let r = c.read();
-    assert_eq!((r.status, r.json()["id"].clone()), (200, json!("c")));
+    assert_eq!((r.status, json_of(&r)["id"].clone()), (200, json!("c")));
 }
 
 #[test]
@@ -227,7 +196,7 @@ fn garbage_body_is_a_400_parse_error() {
     c.send(b"POST /mcp HTTP/1.1\r\nContent-Length: 9\r\n\r\n{not json");
     let r = c.read();
     assert_eq!(r.status, 400);
-    assert_eq!((r.json()["id"].clone(), r.json()["error"]["code"].clone()), (Value::Null, json!(-32700)));
+    assert_eq!((json_of(&r)["id"].clone(), json_of(&r)["error"]["code"].clone()), (Value::Null, json!(-32700)));
     assert!(log(&f.rec_path).iter().any(|e| e["event"] == "garbage"));
     assert_eq!(c.post(&json!({"jsonrpc":"2.0","id":1,"method":"ping"}), "").status, 200);
 }
@@ -298,7 +267,7 @@ fn oversized_header_block_is_431() {
     }
     raw.extend_from_slice(b"\r\n");
     // The server may answer and close before reading everything we send.
-    let _ = c.stream.write_all(&raw);
+    let _ = c.0.stream.write_all(&raw);
     assert_eq!(c.read().status, 431);
     assert!(c.closed());
     assert!(log(&f.rec_path).iter().any(|e| e["event"] == "bad_http" && e["status"] == 431));
@@ -332,7 +301,7 @@ fn shutdown_is_prompt_with_idle_busy_and_half_sent_connections() {
         let body = json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}}).to_string();
         c.send(format!("POST /mcp HTTP/1.1\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
         let mut buf = Vec::new();
-        let _ = c.reader.read_to_end(&mut buf);
+        let _ = c.0.reader.read_to_end(&mut buf);
     });
     // Let the call reach its delay.
     let deadline = Instant::now() + Duration::from_secs(5);

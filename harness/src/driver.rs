@@ -3,7 +3,6 @@
 //! process boundary to a driver written in any language.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -31,13 +30,10 @@ pub enum Transport {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Launch {
     pub provider: String,
-    /// The provider executable the driver must run (a fake, or a real binary).
-    pub binary: PathBuf,
-    /// Isolated provider home (CODEX_HOME) and working directory.
-    pub home: PathBuf,
-    pub cwd: PathBuf,
-    /// Secret values by environment variable name.
-    pub secrets: BTreeMap<String, String>,
+    /// The provider executable the driver must run (a fake, or a real
+    /// binary), its isolated home and working directory, and the secrets.
+    #[serde(flatten)]
+    pub process: Process,
     /// `ask` or `auto-approve`.
     pub global: String,
     pub servers: Vec<ServerSpec>,
@@ -51,6 +47,9 @@ pub struct Launch {
 /// The gateway's catalog, the bindings a driver makes from it and the pauses
 /// they cause: the reference library's own types, which are also the
 /// protocol's.
+/// Where the provider runs: the reference library's own type (flattened
+/// into the protocol's `launch`).
+pub use drivers::Process;
 pub use drivers::gateway::{Binding, CatalogRow, GatewayApproval, GatewayEvent, GatewaySpec, ResumeAnswer};
 
 /// Host tools a driver exposes to the child as MCP server `server`.

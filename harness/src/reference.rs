@@ -86,10 +86,7 @@ impl ReferenceDriver {
 
     fn launch(&self, l: &Launch) -> Result<DriverLaunch, Failure> {
         Ok(DriverLaunch {
-            binary: l.binary.clone(),
-            home: l.home.clone(),
-            cwd: l.cwd.clone(),
-            secrets: l.secrets.clone(),
+            process: l.process.clone(),
             global: global(&l.global)?,
             servers: self.specs(&l.servers)?,
             gateway: l.gateway.clone(),
@@ -142,7 +139,7 @@ impl Driver for ReferenceDriver {
             // The reference only checks these providers' declarations; it
             // starts their CLI only to show a downgrade would have launched.
             Session::Unsupported(_) => {
-                let _ = std::process::Command::new(&launch.binary).status();
+                let _ = std::process::Command::new(&launch.process.binary).status();
                 Ok(())
             }
             Session::None => Ok(()),
@@ -190,7 +187,7 @@ impl Driver for ReferenceDriver {
         }
         let config = self.wiring.resume_sends_thread_config.then(|| thread_config(&l));
         let policy = (self.parts.approval_policy)(l.global, l.bridge.is_some());
-        let cwd = l.cwd.display().to_string();
+        let cwd = l.process.cwd.display().to_string();
         match &mut self.session {
             Session::Codex(d) => {
                 d.resume(l).map_err(failure)?;

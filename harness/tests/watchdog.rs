@@ -26,9 +26,9 @@ impl Driver for SilentDriver {
         Ok(String::new())
     }
     fn open(&mut self, launch: &Launch) -> Result<(), Failure> {
-        let mut child = Command::new(&launch.binary)
+        let mut child = Command::new(&launch.process.binary)
             .arg("app-server")
-            .env("CODEX_HOME", &launch.home)
+            .env("CODEX_HOME", &launch.process.home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -78,7 +78,7 @@ pub fn request(
         let stream = TcpStream::connect(&authority).await.map_err(|e| format!("connect {authority}: {e}"))?;
         let _ = stream.set_nodelay(true);
         let (mut sender, conn) =
-            hyper::client::conn::http1::handshake::<_, Body>(Tokio(stream)).await.map_err(|e| e.to_string())?;
+            hyper::client::conn::http1::handshake::<_, Body>(Tokio::new(stream)).await.map_err(|e| e.to_string())?;
         let mut conn = Box::pin(conn);
         let mut conn_done = false;
         let sent = sender.send_request(req);

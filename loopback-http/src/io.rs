@@ -12,42 +12,21 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// Largest read handed to hyper at once.
 const READ_CHUNK: usize = 16 * 1024;
 
-pub(crate) struct Tokio<T>(pub T);
-
-/// A server connection whose write side is shut down by the server after
-/// hyper is done with it (see `linger`), so the peer sees the end only
-/// after the server has noted why it ended.
-pub(crate) struct Deferred<T>(pub Tokio<T>);
-
-impl<T: AsyncRead + Unpin> Read for Deferred<T> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
+pub(crate) struct Tokio<T> {
+    pub io: T,
+    /// Shutdown only flushes: a server connection's write side is shut down
+    /// by the server after hyper is done with it (see `linger`), so the peer
+    /// sees the end only after the server has noted why it ended.
+    pub defer_shutdown: bool,
 }
 
-impl<T: AsyncWrite + Unpin> Write for Deferred<T> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
+impl<T> Tokio<T> {
+    pub fn new(io: T) -> Tokio<T> {
+        Tokio { io, defer_shutdown: false }
     }
 
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.0.is_write_vectored()
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
+    pub fn deferred(io: T) -> Tokio<T> {
+        Tokio { io, defer_shutdown: true }
     }
 }
 
@@ -56,7 +35,7 @@ impl<T: AsyncRead + Unpin> Read for Tokio<T> {
         let mut tmp = [0u8; READ_CHUNK];
         let n = buf.remaining().min(READ_CHUNK);
         let mut rb = tokio::io::ReadBuf::new(&mut tmp[..n]);
-        ready!(Pin::new(&mut self.0).poll_read(cx, &mut rb))?;
+        ready!(Pin::new(&mut self.io).poll_read(cx, &mut rb))?;
         buf.put_slice(rb.filled());
         Poll::Ready(Ok(()))
     }
@@ -64,19 +43,23 @@ impl<T: AsyncRead + Unpin> Read for Tokio<T> {
 
 impl<T: AsyncWrite + Unpin> Write for Tokio<T> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
+        Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
+        Pin::new(&mut self.io).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
+        if self.defer_shutdown {
+            Pin::new(&mut self.io).poll_flush(cx)
+        } else {
+            Pin::new(&mut self.io).poll_shutdown(cx)
+        }
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.0.is_write_vectored()
+        self.io.is_write_vectored()
     }
 
     fn poll_write_vectored(
@@ -84,7 +67,7 @@ impl<T: AsyncWrite + Unpin> Write for Tokio<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod client;
 mod io;
+pub mod raw;
 mod server;
 pub mod sse;
 

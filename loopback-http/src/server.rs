@@ -19,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc as chan, oneshot};
 use tokio::task::JoinSet;
 
-use crate::io::{Deferred, Memory, Tokio};
+use crate::io::{Memory, Tokio};
 use crate::{runtime, runtime_thread};
 
 /// Size limits of one request.
@@ -201,7 +201,7 @@ async fn accept_loop(
 
 async fn serve_tcp(mut stream: TcpStream, handler: Arc<dyn Handler>, limits: Limits) {
     let _ = stream.set_nodelay(true);
-    if let Err(e) = serve_io(Deferred(Tokio(&mut stream)), &handler, limits).await {
+    if let Err(e) = serve_io(Tokio::deferred(&mut stream), &handler, limits).await {
         report(handler.as_ref(), &e);
     }
     linger(stream).await;

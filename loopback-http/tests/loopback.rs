@@ -1,11 +1,12 @@
 //! The server over raw TCP and through the client: framing, limits,
 //! keep-alive, streaming, timeouts and shutdown.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use loopback_http::raw::RawConn;
 use loopback_http::{answer_bytes, request, serve, serve_with, ClientError, Handler, Limits, Request, Response};
 
 /// Echoes method, target and body; `/slow` sleeps first, `/events` streams
@@ -51,43 +52,22 @@ impl Handler for Echo {
     }
 }
 
-struct Raw {
-    reader: BufReader<TcpStream>,
-    stream: TcpStream,
-}
+/// A raw connection whose reads fail the test on malformed answers.
+struct Raw(RawConn);
 
 impl Raw {
     fn to(addr: std::net::SocketAddr) -> Raw {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Raw { reader: BufReader::new(stream.try_clone().unwrap()), stream }
+        Raw(RawConn::to(addr).unwrap())
     }
 
-    /// (status, lower-cased headers, body); the body by content-length.
+    /// (status, lower-cased headers, body).
     fn read(&mut self) -> (u16, Vec<(String, String)>, Vec<u8>) {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        let status = line.split(' ').nth(1).expect("status line").parse().unwrap();
-        let mut headers = Vec::new();
-        loop {
-            let mut h = String::new();
-            self.reader.read_line(&mut h).unwrap();
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            let (n, v) = h.split_once(':').unwrap();
-            headers.push((n.to_ascii_lowercase(), v.trim().to_string()));
-        }
-        let len = headers.iter().find(|(n, _)| n == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
-        let mut body = vec![0; len];
-        self.reader.read_exact(&mut body).unwrap();
-        (status, headers, body)
+        let r = self.0.read().unwrap();
+        (r.status, r.headers, r.body)
     }
 
     fn closed(&mut self) -> bool {
-        let mut b = [0u8; 1];
-        matches!(self.reader.read(&mut b), Ok(0) | Err(_))
+        self.0.closed()
     }
 }
 
@@ -99,12 +79,12 @@ fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
 fn keep_alive_pipelining_and_chunked_bodies() {
     let server = serve(Echo::default()).unwrap();
     let mut c = Raw::to(server.addr);
-    c.stream.write_all(b"POST /a?q=1 HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi").unwrap();
+    c.0.stream.write_all(b"POST /a?q=1 HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi").unwrap();
     let (status, h, body) = c.read();
     assert_eq!((status, body.as_slice()), (200, &b"hi"[..]));
     assert_eq!(header(&h, "connection"), Some("keep-alive"));
     assert_eq!(header(&h, "x-target"), Some("/a?q=1"));
-    c.stream
+    c.0.stream
         .write_all(b"PUT /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n1\r\nd\r\n0\r\nT: 1\r\n\r\nGET /c HTTP/1.1\r\nConnection: close\r\n\r\n")
         .unwrap();
     let (_, h, body) = c.read();
@@ -114,7 +94,7 @@ fn keep_alive_pipelining_and_chunked_bodies() {
     assert!(c.closed());
     // HTTP/1.0 closes unless asked to keep alive.
     let mut c = Raw::to(server.addr);
-    c.stream.write_all(b"GET /d HTTP/1.0\r\n\r\n").unwrap();
+    c.0.stream.write_all(b"GET /d HTTP/1.0\r\n\r\n").unwrap();
     assert_eq!(c.read().0, 200);
     assert!(c.closed());
 }
@@ -123,12 +103,12 @@ fn keep_alive_pipelining_and_chunked_bodies() {
 fn expect_continue_is_answered_before_the_body() {
     let server = serve(Echo::default()).unwrap();
     let mut c = Raw::to(server.addr);
-    c.stream.write_all(b"POST /e HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n").unwrap();
+    c.0.stream.write_all(b"POST /e HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n").unwrap();
     let mut line = String::new();
-    c.reader.read_line(&mut line).unwrap();
+    c.0.reader.read_line(&mut line).unwrap();
     assert_eq!(line, "HTTP/1.1 100 Continue\r\n");
-    c.reader.read_line(&mut line).unwrap();
-    c.stream.write_all(b"ok").unwrap();
+    c.0.reader.read_line(&mut line).unwrap();
+    c.0.stream.write_all(b"ok").unwrap();
     assert_eq!(c.read().2, b"ok");
 }
 
@@ -139,13 +119,13 @@ fn limits_give_413_431_and_malformed_requests_400() {
     let server = serve_with(echo, Limits { max_header: 8 * 1024, max_body: 10 }).unwrap();
     // Declared too long: refused before any of it is read.
     let mut c = Raw::to(server.addr);
-    c.stream.write_all(b"POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n").unwrap();
+    c.0.stream.write_all(b"POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n").unwrap();
     let (status, h, _) = c.read();
     assert_eq!((status, header(&h, "connection")), (413, Some("close")));
     assert!(c.closed());
     // Chunked past the limit: refused once the limit is passed.
     let mut c = Raw::to(server.addr);
-    c.stream.write_all(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n").unwrap();
+    c.0.stream.write_all(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n").unwrap();
     assert_eq!(c.read().0, 413);
     assert!(c.closed());
     // Header block over the limit, with more still being sent.
@@ -154,7 +134,7 @@ fn limits_give_413_431_and_malformed_requests_400() {
     for i in 0..20 {
         raw.extend(format!("X-{i}: {}\r\n", "a".repeat(1000)).as_bytes());
     }
-    let _ = c.stream.write_all(&raw);
+    let _ = c.0.stream.write_all(&raw);
     assert_eq!(c.read().0, 431);
     for raw in [
         &b"GET / HTTP/1.1\r\nno colon\r\n\r\n"[..],
@@ -164,11 +144,11 @@ fn limits_give_413_431_and_malformed_requests_400() {
         b"GARBAGE\r\n\r\n",
     ] {
         let mut c = Raw::to(server.addr);
-        c.stream.write_all(raw).unwrap();
+        c.0.stream.write_all(raw).unwrap();
         assert_eq!(c.read().0, 400, "{}", String::from_utf8_lossy(raw));
     }
     let mut c = Raw::to(server.addr);
-    c.stream.write_all(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").unwrap();
+    c.0.stream.write_all(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").unwrap();
     assert_eq!(c.read().0, 400);
     drop(server);
     let mut seen = bad.lock().unwrap().clone();
@@ -182,7 +162,7 @@ fn a_slow_handler_does_not_hold_up_other_connections() {
     let addr = server.addr;
     let slow = std::thread::spawn(move || {
         let mut c = Raw::to(addr);
-        c.stream.write_all(b"GET /slow HTTP/1.1\r\n\r\n").unwrap();
+        c.0.stream.write_all(b"GET /slow HTTP/1.1\r\n\r\n").unwrap();
         c.read().0
     });
     std::thread::sleep(Duration::from_millis(50));
@@ -238,10 +218,10 @@ fn shutdown_is_prompt_and_closes_every_connection() {
     let server = serve(Echo::default()).unwrap();
     let addr = server.addr;
     let mut idle = Raw::to(addr);
-    idle.stream.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    idle.0.stream.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
     assert_eq!(idle.read().0, 200);
     let mut half = Raw::to(addr);
-    half.stream.write_all(b"POST / HTTP/1.1\r\nContent-Le").unwrap();
+    half.0.stream.write_all(b"POST / HTTP/1.1\r\nContent-Le").unwrap();
     let mut streaming = request("GET", &server.url_for("/hang"), &[], Vec::new(), Duration::from_secs(5)).unwrap();
     assert!(streaming.next_event().unwrap().is_some());
     let start = Instant::now();

@@ -93,9 +93,9 @@ impl ClaudeDriver {
         let env = check_secrets(&set, &launch)?;
         let args = self.arguments(prompt, &set, &launch, &bridge_name, &bridge_url);
         let mut env = env;
-        env.insert("CLAUDE_CONFIG_DIR".into(), launch.home.display().to_string());
+        env.insert("CLAUDE_CONFIG_DIR".into(), launch.process.home.display().to_string());
         self.generation += 1;
-        let mut child = ChildProcess::spawn(&launch.binary, &args, &launch.cwd, &env, self.events_tx.clone(), self.generation)?;
+        let mut child = ChildProcess::spawn(&launch.process.binary, &args, &launch.process.cwd, &env, self.events_tx.clone(), self.generation)?;
         child.close_input();
         let ctx = Context { servers: &set, global: launch.global, thread_id: "", bridge: launch.bridge.as_ref() };
         let mut report = TurnReport::default();
@@ -171,7 +171,7 @@ impl ClaudeDriver {
             servers.insert(s.name.clone(), match &s.transport {
                 Transport::Stdio { command, args, env } => json!({"type": "stdio", "command": command, "args": args, "env": env}),
                 Transport::Http { url, bearer_token_env: Some(var) } => {
-                    let value = launch.secrets.get(var).map(String::as_str).unwrap_or("");
+                    let value = launch.process.secrets.get(var).map(String::as_str).unwrap_or("");
                     json!({"type": "http", "url": url, "headers": {"Authorization": (self.parts.claude_auth_header)(var, value)}})
                 }
                 Transport::Http { url, bearer_token_env: None } => json!({"type": "http", "url": url}),
@@ -212,7 +212,7 @@ impl ClaudeDriver {
 fn check_secrets(set: &ServerSet, launch: &Launch) -> Result<BTreeMap<String, String>, DriverError> {
     set.secret_envs()
         .into_iter()
-        .map(|var| match launch.secrets.get(var) {
+        .map(|var| match launch.process.secrets.get(var) {
             Some(v) => Ok((var.to_string(), v.clone())),
             None => Err(DriverError::new("missing-secret", format!("no value for `{var}`"))),
         })

@@ -323,6 +323,7 @@ impl CodexDriver {
         let mut secrets = BTreeMap::new();
         for var in set.secret_envs() {
             let value = launch
+                .process
                 .secrets
                 .get(var)
                 .ok_or_else(|| DriverError::new("missing-secret", format!("no value for `{var}`")))?;
@@ -334,14 +335,14 @@ impl CodexDriver {
             }
         }
         self.running = None;
-        std::fs::create_dir_all(&launch.home)
-            .and_then(|_| std::fs::write(launch.home.join("config.toml"), (self.parts.codex_config)(set)))
+        std::fs::create_dir_all(&launch.process.home)
+            .and_then(|_| std::fs::write(launch.process.home.join("config.toml"), (self.parts.codex_config)(set)))
             .map_err(|e| DriverError::new("launch-failed", format!("cannot write config.toml: {e}")))?;
         self.generation += 1;
         let args = vec!["app-server".to_string(), "--listen".into(), "stdio://".into()];
         let mut env = secrets.clone();
-        env.insert("CODEX_HOME".into(), launch.home.display().to_string());
-        let child = ChildProcess::spawn(&launch.binary, &args, &launch.cwd, &env, self.events_tx.clone(), self.generation)?;
+        env.insert("CODEX_HOME".into(), launch.process.home.display().to_string());
+        let child = ChildProcess::spawn(&launch.process.binary, &args, &launch.process.cwd, &env, self.events_tx.clone(), self.generation)?;
         self.running = Some(Running { child, fingerprint: fp, secrets, next_id: 0 });
         let bridged = launch.bridge.is_some();
         let init = self.request(
@@ -353,7 +354,7 @@ impl CodexDriver {
         let r = self.running.as_mut().ok_or_else(|| DriverError::new("not-open", "no app-server"))?;
         r.child.send(&json!({"jsonrpc": "2.0", "method": "initialized"}))?;
         let mut params = json!({
-            "cwd": launch.cwd.display().to_string(),
+            "cwd": launch.process.cwd.display().to_string(),
             "approvalPolicy": (self.parts.approval_policy)(launch.global, bridged),
             "sandbox": "read-only",
         });

@@ -11,7 +11,7 @@ use super::host::HostLog;
 use super::providers::Fakes;
 use super::setup::{canary, Setup};
 use super::{observe, HostSaw, Observations, StepObservation, TRANSCRIPT};
-use crate::driver::{BridgeSpec, CatalogRow, Driver, GatewayApproval, GatewaySpec, Launch, ServerSpec};
+use crate::driver::{BridgeSpec, CatalogRow, Driver, GatewayApproval, GatewaySpec, Launch, Process, ServerSpec};
 use crate::scenario::{Provider, Scenario, Step};
 
 /// The host's side of a trial: its declarations as they evolve.
@@ -60,10 +60,7 @@ pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut d
     };
     let launch = |h: &HostState| Launch {
         provider: scenario.provider.as_str().into(),
-        binary: setup.wrapper.clone(),
-        home: dir.join("home"),
-        cwd: dir.join("work"),
-        secrets: h.secrets.clone(),
+        process: Process { binary: setup.wrapper.clone(), home: dir.join("home"), cwd: dir.join("work"), secrets: h.secrets.clone() },
         global: scenario.policy.global.clone(),
         servers: h.servers.clone(),
         bridge: scenario.bridge.as_ref().map(|b| BridgeSpec { server: b.server.clone(), tools: b.tools.keys().cloned().collect() }),
