@@ -3,6 +3,7 @@
 //! behind the recording relay and pointed at the mock model.
 
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use super::providers::FakeCommand;
 
@@ -17,8 +18,7 @@ pub fn write_fake(path: &Path, fake: &FakeCommand, script: &Path) -> std::io::Re
 /// launch record and fails.
 pub fn write_launch_recorder(path: &Path, transcript: &Path) -> std::io::Result<()> {
     let target = shell_quote(&transcript.display().to_string());
-    std::fs::write(path, format!("#!/bin/sh\necho '{{\"event\":\"launch\"}}' >> {target}\nexit 1\n"))?;
-    make_executable(path)
+    install(path, &format!("#!/bin/sh\necho '{{\"event\":\"launch\"}}' >> {target}\nexit 1\n"))
 }
 
 /// Real Codex, pointed at the mock model with `-c` (the driver owns
@@ -62,11 +62,22 @@ fn shell_quote(s: &str) -> String {
 fn write_exec_script(path: &Path, preamble: &str, command: &FakeCommand, args: &[String]) -> std::io::Result<()> {
     let mut line = vec![shell_quote(&command.program.display().to_string())];
     line.extend(command.prefix.iter().chain(args).map(|a| shell_quote(a)));
-    std::fs::write(path, format!("#!/bin/sh\n{preamble}exec {} \"$@\"\n", line.join(" ")))?;
-    make_executable(path)
+    install(path, &format!("#!/bin/sh\n{preamble}exec {} \"$@\"\n", line.join(" ")))
 }
 
-fn make_executable(path: &Path) -> std::io::Result<()> {
+/// Writes an executable file that no descriptor open for writing outlives:
+/// a `cp` child writes it. Written here, it would race with other trials'
+/// threads starting processes, whose children inherit our write descriptor
+/// until they exec, and running the file meanwhile fails with "Text file
+/// busy" (seen with parallel trials).
+fn install(path: &Path, content: &str) -> std::io::Result<()> {
+    let staged = path.with_extension("staged");
+    std::fs::write(&staged, content)?;
+    let copied = Command::new("cp").arg(&staged).arg(path).stderr(Stdio::null()).status();
+    std::fs::remove_file(&staged)?;
+    if !copied?.success() {
+        return Err(std::io::Error::other(format!("cp could not write {}", path.display())));
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
