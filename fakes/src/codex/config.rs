@@ -65,12 +65,16 @@ pub struct Settings {
 pub struct BaseConfig {
     /// CODEX_HOME, where config.toml and remembered approvals live.
     pub home: PathBuf,
-    pub path: PathBuf,
     pub text: Option<String>,
     pub table: Table,
 }
 
 impl BaseConfig {
+    /// CODEX_HOME/config.toml.
+    pub fn path(&self) -> PathBuf {
+        self.home.join("config.toml")
+    }
+
     /// Reads CODEX_HOME/config.toml (missing is fine) and applies `-c` pairs.
     /// A syntax error in the file or a bad `-c` value is a startup error.
     pub fn load(home: &Path, overrides: &[String]) -> Result<BaseConfig, String> {
@@ -93,14 +97,14 @@ impl BaseConfig {
                 .try_into::<Settings>()
                 .map_err(|e| format!("Error loading config: -c {pair}: {}", e.message()))?;
         }
-        Ok(BaseConfig { home: home.to_path_buf(), path, text, table })
+        Ok(BaseConfig { home: home.to_path_buf(), text, table })
     }
 
     /// The effective settings for a thread: the file (checked first, so its
     /// errors name file:line:col), then `-c`, then thread/start `config`.
     pub fn for_thread(&self, thread_config: Option<&Value>) -> Result<Settings, String> {
         if let Some(text) = &self.text {
-            toml::from_str::<Settings>(text).map_err(|e| located(&self.path, text, &e))?;
+            toml::from_str::<Settings>(text).map_err(|e| located(&self.path(), text, &e))?;
         }
         let mut table = self.table.clone();
         if let Some(Value::Object(map)) = thread_config {
