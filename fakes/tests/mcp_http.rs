@@ -110,7 +110,9 @@ fn initialize_carries_session_id_and_echoes_version() {
 
     let l = log(&f.rec_path);
     assert_eq!(l[0], json!({"event":"start","transport":"http","server":"files"}));
-    assert_eq!(l[1], json!({"dir":"in","msg":init()}));
+    // What arrived over HTTP, for fidelity: method, path, whether a bearer came.
+    let http = json!({"method":"POST","path":"/mcp","bearer":false});
+    assert_eq!(l[1], json!({"dir":"in","msg":init(),"http":http}));
     assert_eq!(l[2]["dir"], "out");
 }
 
@@ -236,11 +238,13 @@ fn bearer_auth_rejects_without_recording_secrets_and_follows_rotation() {
     let rejected: Vec<Value> =
         log(&f.rec_path).into_iter().filter(|e| e["event"] == "auth_rejected").collect();
     assert_eq!(rejected.len(), 6);
-    assert_eq!(rejected[0], json!({"event":"auth_rejected","had_header":false}));
-    assert_eq!(rejected[1], json!({"event":"auth_rejected","had_header":true}));
+    assert_eq!(rejected[0], json!({"event":"auth_rejected","had_header":false,"method":"POST","path":"/mcp"}));
+    assert_eq!(rejected[1], json!({"event":"auth_rejected","had_header":true,"method":"POST","path":"/mcp"}));
     // Rejected requests never reach the protocol handler.
-    let ins = log(&f.rec_path).iter().filter(|e| e["dir"] == "in").count();
-    assert_eq!(ins, 3);
+    let ins: Vec<Value> = log(&f.rec_path).into_iter().filter(|e| e["dir"] == "in").collect();
+    assert_eq!(ins.len(), 3);
+    // That a bearer arrived is recorded, never its value.
+    assert!(ins.iter().all(|e| e["http"] == json!({"method":"POST","path":"/mcp","bearer":true})), "{ins:?}");
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! The pipeline, each stage only looking at the ones before it:
 //! [`scenario`] (the data) -> [`plan`] (which trials exist) -> [`trial`]
 //! (run one, observe) -> [`verdict`] (judge) -> [`runner`] (many, in
-//! parallel, into `reports`). The drivers under test sit beside it:
+//! parallel, into `reports`) -> [`recordings`] (the fakes replayed against
+//! recordings of the real CLIs). The drivers under test sit beside it:
 //! [`driver`] (the trait), [`reference`], [`mutants`], [`shim`], chosen by
 //! [`source`].
 
@@ -14,6 +15,7 @@ pub mod limits;
 pub mod mutants;
 pub mod plan;
 pub mod pool;
+pub mod recordings;
 pub mod reference;
 pub mod runner;
 pub mod scenario;

@@ -6,7 +6,6 @@
 use std::time::Instant;
 
 use fakes::version::Version;
-use serde_json::Value;
 
 use crate::driver::{Driver, Failure};
 use crate::plan::{self, SkipReason, Trial};
@@ -15,15 +14,16 @@ use crate::source::DriverSource;
 use crate::trial::{self, Fakes};
 use crate::verdict::{self, fidelity, Verdict};
 
-/// A trial's verdict and its fidelity summary (Null when it did not run).
+/// A trial's verdict and what fidelity comparisons read of its run (empty
+/// when it did not run).
 pub struct Outcome {
     pub verdict: Verdict,
-    pub summary: Value,
+    pub capture: fidelity::Capture,
 }
 
 /// Runs one trial of `scenario` against `driver`.
 pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes) -> Outcome {
-    let skipped = |reason| Outcome { verdict: Verdict::Skip(reason), summary: Value::Null };
+    let skipped = |reason| Outcome { verdict: Verdict::Skip(reason), capture: fidelity::Capture::default() };
     if let Some(reason) = plan::skip_reason(scenario, version, &driver.capabilities()) {
         return skipped(reason);
     }
@@ -38,13 +38,13 @@ pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn 
     }
     let mut obs = trial::run(scenario, version, driver, fakes);
     let verdict = verdict::judge(scenario, version, &obs);
-    let summary = fidelity::summarize(&obs.run.path, &obs);
+    let capture = fidelity::capture(&obs.run.path, &obs, &fakes.mcp);
     if crate::limits::keep_run_dir(verdict.failed()) {
         if let Some(dir) = obs.run.dir.take() {
             eprintln!("kept run directory {} ({})", dir.keep().display(), plan::trial_name(scenario, version));
         }
     }
-    Outcome { verdict, summary }
+    Outcome { verdict, capture }
 }
 
 /// Runs one planned trial with a fresh driver; Err if the driver cannot start.

@@ -3,15 +3,18 @@
 //! names in `caught_by`, which must fail it. Discovery and fan-out live here;
 //! policy lives in the library.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use harness::mutants::mutants;
 use harness::plan;
+use harness::recordings::{self, Replay};
 use harness::runner::{run_mutant, run_one, run_with};
 use harness::scenario::Scenario;
 use harness::source::DriverSource;
 use harness::trial::Fakes;
+use harness::verdict::fidelity::allow::AllowList;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const SHIM: &str = env!("CARGO_BIN_EXE_conformance");
@@ -42,7 +45,7 @@ fn main() {
     trials.push(every_mutant_is_used(&scenarios));
     let capabilities = harness::driver::reference_capabilities();
     let scenarios: Vec<Arc<Scenario>> = scenarios.into_iter().map(Arc::new).collect();
-    let scenarios_by_id: std::collections::BTreeMap<String, Arc<Scenario>> =
+    let scenarios_by_id: BTreeMap<String, Arc<Scenario>> =
         scenarios.iter().map(|s| (s.id.clone(), Arc::clone(s))).collect();
     // The plan's trials, each a libtest-mimic trial.
     for t in plan::trials(&scenarios, &[DriverSource::reference()], &[]) {
@@ -116,36 +119,54 @@ fn python_shim_passes(s: &Scenario) -> Result<(), Failed> {
 }
 
 /// One trial per recording of a real provider run (recordings/, made by
-/// scripts/record-real.sh): the same scenario on the fake must leave the
-/// same normalized summary. Runs offline.
-fn fidelity_trials(scenarios: &std::collections::BTreeMap<String, Arc<Scenario>>) -> Vec<Trial> {
+/// scripts/record-real.sh): the same scenario on the fake must agree with it
+/// message by message, but for what recordings/ALLOWED.toml allows. One more
+/// trial fails on allow-list entries nothing needs any more and prints the
+/// totals. Runs offline.
+fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>) -> Vec<Trial> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings");
-    let mut files: Vec<std::path::PathBuf> = Vec::new();
-    for provider in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        for version in std::fs::read_dir(provider.path()).into_iter().flatten().flatten() {
-            files.extend(std::fs::read_dir(version.path()).into_iter().flatten().flatten().map(|f| f.path()));
-        }
-    }
-    files.sort();
-    files
-        .into_iter()
-        .filter(|f| f.extension().is_some_and(|e| e == "json"))
-        .map(|file| {
-            let doc: serde_json::Value =
-                std::fs::read_to_string(&file).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
-            let id = doc["scenario"].as_str().unwrap_or("?").to_string();
-            let version = doc["version"].as_str().unwrap_or("?").to_string();
-            let name = format!("fidelity::{}-{version}::{id}", doc["provider"].as_str().unwrap_or("?"));
-            let scenario = scenarios.get(&id).cloned();
-            Trial::test(name, move || {
-                let scenario = scenario.ok_or_else(|| format!("{}: no scenario `{id}`", file.display()))?;
-                let version = version.parse().map_err(|e| format!("{}: {e}", file.display()))?;
-                let fake = run_with(&scenario, Some(version), &mut harness::reference::ReferenceDriver::new(), &fakes()).summary;
-                match harness::verdict::fidelity::diff(&doc["summary"], &fake) {
-                    None => Ok(()),
-                    Some(d) => Err(format!("the fake differs from the real recording {}:\n{d}", file.display()).into()),
-                }
+    let allow = match recordings::allow_list(&root) {
+        Ok(a) => a,
+        Err(e) => return vec![Trial::test("fidelity::allow_list", move || Err(e.into()))],
+    };
+    let files = recordings::files(&root);
+    let cells = files.iter().map(|_| OnceLock::new()).collect();
+    let all = Arc::new(Replays { files, cells, allow, scenarios: scenarios.clone() });
+    let mut trials: Vec<Trial> = (0..all.files.len())
+        .map(|i| {
+            let all = Arc::clone(&all);
+            Trial::test(recordings::trial_name(&all.files[i]), move || match all.get(i) {
+                Ok(r) => r.failure().map_or(Ok(()), |f| Err(f.into())),
+                Err(e) => Err(e.clone().into()),
             })
         })
-        .collect()
+        .collect();
+    trials.push(Trial::test("fidelity::allow_list_is_current", move || {
+        let indices: Vec<usize> = (0..all.files.len()).collect();
+        harness::pool::map_ordered(&indices, harness::pool::default_jobs(), |&i| { all.get(i); }, |_, _| {});
+        let replays: Vec<&Replay> = all.cells.iter().filter_map(|c| c.get()?.as_ref().ok()).collect();
+        println!("{}", recordings::totals(&replays, &all.allow));
+        let used: BTreeSet<_> = replays.iter().flat_map(|r| r.used.iter().copied()).collect();
+        let stale = all.allow.stale(&used);
+        if stale.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("allow-list entries that cover no difference any more (remove them):\n  {}", stale.join("\n  ")).into())
+        }
+    }));
+    trials
+}
+
+/// Each recording replayed once, shared by its own trial and the stale check.
+struct Replays {
+    files: Vec<PathBuf>,
+    cells: Vec<OnceLock<Result<Replay, String>>>,
+    allow: AllowList,
+    scenarios: BTreeMap<String, Arc<Scenario>>,
+}
+
+impl Replays {
+    fn get(&self, i: usize) -> &Result<Replay, String> {
+        self.cells[i].get_or_init(|| recordings::replay(&self.files[i], &self.scenarios, &self.allow, &fakes()))
+    }
 }

@@ -64,18 +64,22 @@ impl Handler for Shared {
 
 fn route(shared: &Shared, req: &Request) -> Response {
     let path = req.path();
+    let facts = http_facts(req);
     let note = |status: u16| {
-        shared.rec.record(&json!({"event": "http", "method": req.method, "path": path, "status": status}));
+        let mut event = facts.clone();
+        event["event"] = json!("http");
+        event["status"] = json!(status);
+        shared.rec.record(&event);
     };
     if path != "/mcp" && path != "/mcp/" {
         note(404);
         return Response::empty(404);
     }
-    if let Some(rejected) = check_auth(shared, req) {
+    if let Some(rejected) = check_auth(shared, req, &facts) {
         return rejected;
     }
     match req.method.as_str() {
-        "POST" => post(shared, req),
+        "POST" => post(shared, req, facts),
         "DELETE" => {
             note(200);
             Response::empty(200)
@@ -91,7 +95,14 @@ fn route(shared: &Shared, req: &Request) -> Response {
     }
 }
 
-fn post(shared: &Shared, req: &Request) -> Response {
+/// What a fidelity comparison needs of an HTTP request: method, path and
+/// whether a bearer arrived (never its value).
+fn http_facts(req: &Request) -> Value {
+    let bearer = req.header("authorization").and_then(|h| h.split_once(' ')).is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"));
+    json!({"method": req.method, "path": req.path(), "bearer": bearer})
+}
+
+fn post(shared: &Shared, req: &Request, facts: Value) -> Response {
     let rec = &shared.rec;
     let msg: Value = match serde_json::from_slice(&req.body) {
         Ok(v) => v,
@@ -102,7 +113,7 @@ fn post(shared: &Shared, req: &Request) -> Response {
             return Response::json(400, &reply);
         }
     };
-    rec.record(&json!({"dir": "in", "msg": msg}));
+    rec.record(&json!({"dir": "in", "msg": msg, "http": facts}));
     let reply = respond(&shared.catalog, &msg, rec);
     shared.stopper.sleep(reply.delay);
     let Some(answer) = record_out(rec, reply.msg) else {
@@ -118,7 +129,7 @@ fn post(shared: &Shared, req: &Request) -> Response {
 /// `None` when the request may proceed. The token file is re-read every
 /// time so the harness can rotate the secret under a running server.
 /// Neither the presented nor the expected token is ever recorded.
-fn check_auth(shared: &Shared, req: &Request) -> Option<Response> {
+fn check_auth(shared: &Shared, req: &Request, facts: &Value) -> Option<Response> {
     let path = shared.token_file.as_ref()?;
     let expected = match std::fs::read_to_string(path) {
         Ok(t) => t.trim().to_string(),
@@ -137,7 +148,7 @@ fn check_auth(shared: &Shared, req: &Request) -> Option<Response> {
     if ok {
         return None;
     }
-    shared.rec.record(&json!({"event": "auth_rejected", "had_header": header.is_some()}));
+    shared.rec.record(&json!({"event": "auth_rejected", "had_header": header.is_some(), "method": facts["method"], "path": facts["path"]}));
     let mut r = Response::empty(401);
     r.headers.push(("www-authenticate", "Bearer".into()));
     Some(r)

@@ -61,6 +61,24 @@ pub enum Command {
         #[arg(required = true, value_parser = parse_version)]
         versions: Vec<Version>,
     },
+    /// Replay every recording of a real run on the fake and compare the two
+    /// message by message, against the allow-list (RECORDINGS/ALLOWED.toml);
+    /// prints what differs, stale allow-list entries and the totals.
+    Fidelity {
+        /// The recordings directory.
+        #[arg(long, default_value = "recordings")]
+        recordings: PathBuf,
+        /// Only recordings whose trial name contains TEXT (stale entries are
+        /// then not checked).
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
+        /// Recordings replayed at once (default: the number of cores).
+        #[arg(short = 'j', long)]
+        jobs: Option<usize>,
+        /// Only print the normalization and ordering rules, each with why.
+        #[arg(long)]
+        rules: bool,
+    },
     /// Run on the real binaries (like `run --real`) and write each trial's
     /// normalized recording under OUT/<provider>/<version>/<scenario>.json.
     Record {
@@ -71,6 +89,10 @@ pub enum Command {
         /// Only these provider versions (repeatable).
         #[arg(long = "version", value_parser = parse_version)]
         versions: Vec<Version>,
+        /// Record the fakes instead, in the same format: `diff -r` against
+        /// recordings/ shows a fake's differences side by side.
+        #[arg(long)]
+        fake: bool,
     },
 }
 

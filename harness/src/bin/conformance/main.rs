@@ -97,12 +97,29 @@ fn main() -> ExitCode {
             (Err(code), _) => code,
             (_, Err(e)) => bad(&format!("cannot find my own executable: {e}")),
         },
-        Some(Command::Record { out, select, versions }) => {
+        Some(Command::Fidelity { rules: true, .. }) => {
+            harness::verdict::fidelity::rules().iter().for_each(|r| println!("{r}"));
+            ExitCode::SUCCESS
+        }
+        Some(Command::Fidelity { recordings, filter, jobs, .. }) => {
+            let fakes = match std::env::current_exe() {
+                Ok(exe) => Fakes::multicall(exe),
+                Err(e) => return bad(&format!("cannot find my own executable: {e}")),
+            };
+            let jobs = jobs.unwrap_or_else(harness::pool::default_jobs);
+            match record::fidelity(&recordings, filter.as_deref(), jobs, &fakes) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(e) => bad(&e),
+            }
+        }
+        Some(Command::Record { out, select, versions, fake }) => {
             let selected = match scenarios(&select) {
                 Ok(s) => s,
                 Err(code) => return code,
             };
             let fakes = match std::env::current_exe() {
+                Ok(exe) if fake => Fakes::multicall(exe),
                 Ok(exe) => Fakes::multicall(exe).with_cached_real_binaries(),
                 Err(e) => return bad(&format!("cannot find my own executable: {e}")),
             };

@@ -1,0 +1,65 @@
+//! The judge-level facts of a trial (outcome per step, server calls,
+//! launches), comparable across a fake and a real run.
+
+use std::path::Path;
+
+use fakes::wire::read_jsonl;
+use serde_json::{json, Value};
+
+use crate::trial::{Observations, TRANSCRIPT};
+
+/// Provider-side facts of one trial (normalized by the caller).
+pub fn summarize(dir: &Path, obs: &Observations) -> Value {
+    let wire = read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default();
+    let outcomes: Vec<Value> = wire
+        .iter()
+        .filter(|e| e["event"] == "outcome")
+        .map(|o| {
+            json!({
+                "step": o["step"],
+                "prompted": o["prompted"],
+                "answer": o["answer"],
+                "persist": o["persist"],
+                "item_status": o["item_status"],
+                "model_saw": texts(&o["model_saw"]).join("\n").lines().map(|l| format!("{l}\n")).collect::<String>(),
+                "blocks": if o["mcp_result"].is_null() { Value::Null } else { json!(texts(&o["mcp_result"]["content"])) },
+            })
+        })
+        .collect();
+    json!({
+        "launch_error": obs.launch_error.as_ref().map(|e| e.kind.clone()),
+        "provider_launches": obs.provider.launches().min(1),
+        "outcomes": outcomes,
+        "server_calls": obs.steps.iter().map(|s| s.server_calls).collect::<Vec<_>>(),
+    })
+}
+
+fn texts(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a.iter().map(|b| b["text"].as_str().map(String::from).unwrap_or_else(|| b.to_string())).collect(),
+        Value::Null => Vec::new(),
+        other => vec![other.to_string()],
+    }
+}
+
+/// A readable line diff of two summaries, None when equal. What the real
+/// run could not observe (null outcome fields) is not compared.
+pub fn diff(recorded: &Value, fake: &Value) -> Option<String> {
+    let mut fake = fake.clone();
+    if let (Some(real), Some(ours)) = (recorded["outcomes"].as_array(), fake["outcomes"].as_array_mut()) {
+        for (r, o) in real.iter().zip(ours.iter_mut()) {
+            for (k, v) in r.as_object().into_iter().flatten() {
+                if v.is_null() {
+                    o[k] = Value::Null;
+                }
+            }
+        }
+    }
+    if *recorded == fake {
+        return None;
+    }
+    let a = serde_json::to_string_pretty(recorded).unwrap_or_default();
+    let b = serde_json::to_string_pretty(&fake).unwrap_or_default();
+    Some(similar::TextDiff::from_lines(&a, &b).unified_diff().context_radius(3).header("real (recorded)", "fake").to_string())
+}
