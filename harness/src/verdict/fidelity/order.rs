@@ -26,7 +26,7 @@ enum Anchor {
 const FLOATING: &[(&str, Anchor, &str)] = &[
     ("configWarning", Anchor::Initialize, "startup warnings race the driver's first requests"),
     ("remoteControl/status/changed", Anchor::Initialize, "sent at startup, racing the driver's first requests"),
-    ("deprecationNotice", Anchor::Initialize, "sent at startup, racing the driver's first requests"),
+    ("deprecationNotice", Anchor::Initialize, "sent while a thread is resumed, racing the answer; it names no thread, so it goes with the startup notices"),
     ("thread/started", Anchor::Thread, "sent after the thread/start answer, racing the driver's next request"),
     ("thread/goal/cleared", Anchor::Thread, "restored thread state on resume, racing the next turn"),
     ("mcpServer/startupStatus/updated", Anchor::Thread, "each MCP server's startup task reports on its own"),
