@@ -42,10 +42,10 @@ pub fn method(entry: &Value) -> Option<&str> {
 /// The provider transcript: one segment per provider process. A record's
 /// process is its `pid` field when the recorder stamped one, else that of
 /// the latest launch record (processes of one trial run one after another).
-pub fn provider(path: &Path) -> Vec<Segment> {
+pub fn provider(transcript: &[Value]) -> Vec<Segment> {
     let mut segments: Vec<(Value, Segment)> = Vec::new();
     let mut current = Value::Null;
-    for r in read_jsonl(path).unwrap_or_default() {
+    for r in transcript {
         if r["event"] == "launch" {
             current = r["pid"].clone();
             segments.push((current.clone(), vec![json!({"launch": driver_argv(&r["argv"])})]));
@@ -194,7 +194,7 @@ mod tests {
             json!({"dir": "s2c", "msg": {"id": 0, "method": "mcpServer/elicitation/request"}}),
             json!({"dir": "out", "text": "not json"}),
         ]);
-        let segs = provider(&path);
+        let segs = provider(&read_jsonl(&path).unwrap());
         assert_eq!(segs.len(), 2);
         assert_eq!(segs[0][0], json!({"launch": ["app-server", {"a": 1}]}));
         assert_eq!(segs[0][1]["c2s"]["id"], "<c0>");

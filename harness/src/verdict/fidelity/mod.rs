@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 pub use summary::diff as summary_diff;
 
-use crate::trial::{FakeCommand, Observations, TRANSCRIPT};
+use crate::trial::{FakeCommand, Observations};
 
 /// Conversation name (`provider`, `mcp/<server>`) -> its entries.
 pub type Conversations = BTreeMap<String, Vec<Value>>;
@@ -34,7 +34,7 @@ pub struct Capture {
 /// Reads and normalizes a finished trial's run directory; `fake_mcp` is how
 /// the trial started the fake MCP server.
 pub fn capture(dir: &Path, obs: &Observations, fake_mcp: &FakeCommand) -> Capture {
-    let provider = conversation::provider(&dir.join(TRANSCRIPT));
+    let provider = conversation::provider(&obs.provider.transcript);
     let mut mcp = BTreeMap::new();
     let files = std::fs::read_dir(dir.join("mcp")).into_iter().flatten().flatten().map(|e| e.path());
     for path in files.filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
@@ -49,7 +49,7 @@ pub fn capture(dir: &Path, obs: &Observations, fake_mcp: &FakeCommand) -> Captur
     let provider_first = ordered.get("provider").into_iter().chain(ordered.iter().filter(|(k, _)| *k != "provider").map(|(_, v)| v));
     provider_first.flatten().for_each(|e| n.learn(e));
     let conversations = ordered.into_iter().map(|(k, v)| (k, v.iter().map(|e| n.value(e)).collect())).collect();
-    Capture { summary: n.value(&summary::summarize(dir, obs)), conversations }
+    Capture { summary: n.value(&summary::summarize(obs)), conversations }
 }
 
 /// Every normalization and ordering rule, one `what: why` line each.

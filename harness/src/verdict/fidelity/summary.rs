@@ -1,16 +1,14 @@
 //! The judge-level facts of a trial (outcome per step, server calls,
 //! launches), comparable across a fake and a real run.
 
-use std::path::Path;
 
-use fakes::wire::read_jsonl;
 use serde_json::{json, Value};
 
-use crate::trial::{Observations, TRANSCRIPT};
+use crate::trial::Observations;
 
 /// Provider-side facts of one trial (normalized by the caller).
-pub fn summarize(dir: &Path, obs: &Observations) -> Value {
-    let wire = read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default();
+pub fn summarize(obs: &Observations) -> Value {
+    let wire = &obs.provider.transcript;
     let outcomes: Vec<Value> = wire
         .iter()
         .filter(|e| e["event"] == "outcome")
