@@ -136,7 +136,8 @@ impl Setup {
                 let model = fakes::model::start(script.turns.clone(), Recorder::open(&dir.join("model.jsonl"))?)?;
                 let claude = real.cloned().unwrap_or_default();
                 let home = dir.join("claude-home");
-                wrapper::write_real_claude(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &claude, &model.anthropic_base(), &home)?;
+                let own: Vec<String> = setup.http.iter().map(|s| s.url()).collect();
+                wrapper::write_real_claude(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &own, &claude, &model.anthropic_base(), &home)?;
                 setup.model = Some(model);
             }
             Provider::Claude => wrapper::write_fake(&setup.wrapper, &fakes.claude, &script_path)?,

@@ -36,7 +36,10 @@ pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, cod
 
 /// Real Claude Code: the mock model by environment, an isolated HOME, MCP
 /// tools inlined (no tool search), behind the relay.
-pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &Path, model_base: &str, home: &Path) -> std::io::Result<()> {
+/// The harness's own HTTP servers (`own`) are reached directly; any other
+/// HTTP server in `--mcp-config` is the driver's, reached through the
+/// relay's recording proxy.
+pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, own: &[String], claude: &Path, model_base: &str, home: &Path) -> std::io::Result<()> {
     let preamble = format!(
         "export ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=sk-ant-mock HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
          DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false\n",
@@ -44,7 +47,9 @@ pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, cl
         shell_quote(&home.display().to_string()),
     );
     std::fs::create_dir_all(home)?;
-    write_exec_script(path, &preamble, relay, &relayed(transcript, claude))
+    let mut args: Vec<String> = own.iter().flat_map(|u| ["--own-url".to_string(), u.clone()]).collect();
+    args.extend(relayed(transcript, claude));
+    write_exec_script(path, &preamble, relay, &args)
 }
 
 /// Relay arguments: record into `transcript`, run `program`.
