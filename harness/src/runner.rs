@@ -9,6 +9,7 @@ use fakes::version::Version;
 
 use crate::driver::{Driver, Failure};
 use crate::plan::{self, SkipReason, Trial};
+use crate::scenario::design::{self, Design};
 use crate::scenario::Scenario;
 use crate::source::DriverSource;
 use crate::trial::{self, Fakes};
@@ -37,7 +38,9 @@ pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn 
         }
     }
     let mut obs = trial::run(scenario, version, driver, fakes);
-    let verdict = verdict::judge(scenario, version, &obs);
+    // Judged as the driver's prompt design has it; played as written.
+    let expected = design::expectations(scenario, Design::of(&driver.capabilities()));
+    let verdict = verdict::judge(&expected, version, &obs);
     let capture = fidelity::capture(&obs.run.path, &obs, &fakes.mcp);
     if crate::limits::keep_run_dir(verdict.failed()) {
         if let Some(dir) = obs.run.dir.take() {
