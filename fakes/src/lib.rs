@@ -10,3 +10,4 @@ pub mod mcp_client;
 pub mod model;
 pub mod relay;
 pub mod script;
+mod uuid;
