@@ -362,15 +362,23 @@ fn annotations_decide_under_auto() {
 
 #[test]
 fn call_meta_grows_with_versions() {
-    for (version, call_id, session_id) in [("0.148.0", false, false), ("0.153.4", true, false), ("0.171.0", true, true)] {
+    // As the real recordings show: callId from 0.148.0, itemId from 0.153.4,
+    // sessionId and windowId in 0.171.0.
+    let cases = [("0.147.0", false, false, false), ("0.148.0", true, false, false), ("0.153.4", true, true, false), ("0.171.0", true, true, true)];
+    for (version, call_id, item_id, session_id) in cases {
         let mut s = start(version, plain(), &["ro"], "", &[]).unwrap();
         let t = thread_id(&s.thread(json!({})));
         s.turn(&t, decline);
         let rec = fakes::wire::read_jsonl(&s.dir.join("lab.jsonl")).unwrap();
         let meta = &rec.iter().find(|e| e["event"] == "tools/call").unwrap()["meta"];
-        assert!(meta.get("progressToken").is_some() && meta.get("threadId").is_some());
+        // tools/list took progress token 0 on this server.
+        assert_eq!((&meta["progressToken"], &meta["threadId"]), (&json!(1), &json!(t)), "{version}");
         assert_eq!(meta.get("callId").is_some(), call_id, "{version}");
+        assert_eq!(meta.get("itemId").and_then(Value::as_str).is_some_and(|i| i.starts_with("fc_")), item_id, "{version}");
         assert_eq!(meta.get("sessionId").is_some(), session_id, "{version}");
+        assert_eq!(meta.get("windowId"), session_id.then(|| json!(format!("{t}:0"))).as_ref(), "{version}");
+        let turn = &meta["x-codex-turn-metadata"];
+        assert_eq!((&turn["thread_id"], &turn["session_id"], &turn["model"]), (&json!(t), &json!(t), &json!("mock-model")), "{version}");
     }
 }
 
