@@ -419,3 +419,26 @@ fn a_thread_without_turns_cannot_be_resumed() {
     let r = s.request("thread/resume", json!({"threadId": t})).unwrap();
     assert_eq!(r["result"]["thread"]["id"], json!(t), "{r}");
 }
+
+#[test]
+fn stdio_server_handshake_and_exit_as_the_real_client() {
+    for (version, experimental) in [("0.153.4", None), ("0.171.0", Some(json!({"codex/auth-change": {}})))] {
+        let mut s = start(version, plain(), &["plain"], "", &[]).unwrap();
+        let t = thread_id(&s.thread(json!({})));
+        s.turn(&t, decline);
+        // Closing its input ends the app-server, which kills the server
+        // before that server's input closes: no EOF reaches it.
+        let Session { mut child, stdin, dir, _dir, .. } = s;
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+        std::thread::sleep(Duration::from_millis(200));
+        let rec = fakes::wire::read_jsonl(&dir.join("lab.jsonl")).unwrap();
+        assert!(!rec.iter().any(|e| e["event"] == "eof"), "{version}: {rec:?}");
+        let sent: Vec<&Value> = rec.iter().filter(|e| e["dir"] == "in").map(|e| &e["msg"]).collect();
+        let init = &sent[0]["params"];
+        assert_eq!(init["clientInfo"], json!({"name": "codex-mcp-client", "title": "Codex", "version": version}));
+        assert_eq!(init["capabilities"].get("experimental"), experimental.as_ref(), "{version}");
+        assert_eq!(sent[1], &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        assert_eq!(sent[2]["params"], json!({"_meta": {"progressToken": 0}}));
+    }
+}
