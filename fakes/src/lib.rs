@@ -11,3 +11,4 @@ pub mod model;
 pub mod proxy;
 pub mod relay;
 pub mod script;
+mod uuid;

@@ -16,7 +16,7 @@ mod resume;
 pub mod rules;
 mod servers;
 mod session;
-mod uuid;
+use crate::uuid;
 
 use std::path::PathBuf;
 
