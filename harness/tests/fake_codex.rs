@@ -511,19 +511,23 @@ fn a_resumed_thread_carries_its_history_from_the_rollout() {
 
 #[test]
 fn the_approval_request_describes_the_tool() {
-    let tools = json!([{"name": "plain"}, {"name": "doc", "description": "Docs", "annotations": {"title": "Doc", "readOnlyHint": false}}]);
-    let prompt = "[mcp_servers.lab.tools.doc]\napproval_mode = \"prompt\"\n";
+    // Measured 2026-12-03 (0.171.0, and the recordings of every version).
+    let tools = json!([{"name": "plain"}, {"name": "doc", "description": "Docs", "annotations": {"title": "Doc", "readOnlyHint": false}},
+                       {"name": "titled", "annotations": {"title": "T"}}]);
+    let modes = "default_tools_approval_mode = \"prompt\"\n[mcp_servers.lab.tools.plain]\napproval_mode = \"auto\"\n";
     for (version, annotated) in [("0.153.4", false), ("0.171.0", true)] {
-        let mut s = start(version, tools.clone(), &["plain", "doc"], prompt, &[]).unwrap();
+        let mut s = start(version, tools.clone(), &["plain", "doc", "titled"], modes, &[]).unwrap();
         let t = thread_id(&s.thread(json!({})));
         let (reqs, _) = s.turn(&t, accept);
-        let (plain, doc) = (&reqs[0]["params"]["_meta"], &reqs[1]["params"]["_meta"]);
+        let meta: Vec<&Value> = reqs.iter().map(|r| &r["params"]["_meta"]).collect();
+        let (plain, doc) = (meta[0], meta[1]);
         assert_eq!(plain["persist"], json!(["session", "always"]), "{version}");
         assert!(plain.get("tool_description").is_none() && plain.get("tool_annotations").is_none(), "{version}: {plain}");
         assert!(doc.get("persist").is_none(), "{version}: a prompt tool's approval cannot be remembered: {doc}");
         assert_eq!(doc["tool_description"], "Docs", "{version}");
-        let expected = if annotated { json!({"readOnlyHint": false}) } else { Value::Null };
-        assert_eq!(doc.get("tool_annotations").cloned().unwrap_or(Value::Null), expected, "{version}");
+        let annotations = |m: &Value| m.get("tool_annotations").cloned();
+        let expected = annotated.then(|| (json!({"readOnlyHint": false}), json!({})));
+        assert_eq!(annotations(doc).zip(annotations(meta[2])), expected, "{version}");
     }
 }
 

@@ -188,8 +188,10 @@ pub fn item_completed(profile: &Profile, ctx: &Value, mut item: Value, started_m
 pub struct ToolFacts<'a> {
     pub description: Option<&'a str>,
     pub annotations: Option<&'a Value>,
-    /// Its approval mode is `prompt`: it asks every time, so no approval
-    /// can be remembered (`_meta.persist` is left out).
+    /// Its approval mode (its own or the server's default) is `prompt`: it
+    /// asks every time, so no approval can be remembered (`_meta.persist`
+    /// is left out; measured on all five versions and on 0.171.0 for the
+    /// server default).
     pub always_prompts: bool,
 }
 
@@ -214,11 +216,10 @@ pub fn approval_request(profile: &Profile, ctx: &Value, server: &str, tool: &str
         meta["tool_name"] = json!(tool);
     }
     if profile.elicitation_has_tool_annotations() {
-        // The hints only: the display title is not part of what is approved.
-        // (A tool with nothing but a title was not measured; left out.)
-        let hints = facts.annotations.and_then(Value::as_object).map(|a| a.iter().filter(|(k, _)| *k != "title"));
-        let hints: serde_json::Map<String, Value> = hints.into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
-        if !hints.is_empty() {
+        // The hints only, without the display title: a tool annotated with
+        // nothing but a title gets `{}` (measured 2026-12-03 on 0.171.0).
+        if let Some(a) = facts.annotations.and_then(Value::as_object) {
+            let hints: serde_json::Map<String, Value> = a.iter().filter(|(k, _)| *k != "title").map(|(k, v)| (k.clone(), v.clone())).collect();
             meta["tool_annotations"] = Value::Object(hints);
         }
     }
