@@ -529,6 +529,12 @@ fn the_approval_request_describes_the_tool() {
         let expected = annotated.then(|| (json!({"readOnlyHint": false}), json!({})));
         assert_eq!(annotations(doc).zip(annotations(meta[2])), expected, "{version}");
     }
+    // A persist the prompt tool was not offered does not stop it asking.
+    let mut s = start("0.146.0", tools, &["doc", "doc"], modes, &[]).unwrap();
+    let t = thread_id(&s.thread(json!({})));
+    let (reqs, _) = s.turn(&t, |_| json!({"action": "accept", "content": {}, "_meta": {"persist": "always"}}));
+    assert_eq!(reqs.len(), 2);
+    assert!(!std::fs::read_to_string(s.dir.join("home/config.toml")).unwrap().contains("tools.doc"), "nothing persisted");
 }
 
 #[test]

@@ -227,7 +227,10 @@ impl Turn<'_> {
                 persist = reply.as_ref().and_then(|r| r.result.as_ref()).and_then(|r| r.pointer("/_meta/persist")).cloned().unwrap_or(Value::Null);
                 match answer.as_str() {
                     Some("accept") => {
-                        self.thread.remember_approval(server, tool, &persist, self.home, self.rec);
+                        // Persistence not offered is not honoured either.
+                        if !facts.always_prompts {
+                            self.thread.remember_approval(server, tool, &persist, self.home, self.rec);
+                        }
                         self.run_tool(ctx, &call_id, server, tool, arguments)
                     }
                     Some("cancel") => (Outcome::Failed(profile::CANCELLED.into()), Value::Null),
