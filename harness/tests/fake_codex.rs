@@ -417,6 +417,10 @@ fn resuming_the_loaded_thread_keeps_its_config() {
         let threads: Vec<Value> =
             fakes::wire::read_jsonl(&s.dir.join("codex.jsonl")).unwrap().into_iter().filter(|e| e["event"] == "thread").collect();
         assert_eq!(threads[1]["rejoined"], true, "{threads:?}");
+        // Its history comes back with it; the MCP server is not restarted.
+        assert_eq!(r["result"]["thread"]["turns"].as_array().map(Vec::len), Some(1), "{version}");
+        assert_eq!(s.notes("thread/goal/cleared").len(), 1, "{version}");
+        assert_eq!(s.notes("mcpServer/startupStatus/updated").len(), 2, "{version}: started once");
     }
 }
 

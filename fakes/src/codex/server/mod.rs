@@ -29,8 +29,9 @@ enum Opened {
     /// A thread loaded from its rollout, with its own config; its MCP servers
     /// start next, and the last turn's token usage is restored.
     Resumed { result: Value, last_turn: Option<String> },
-    /// The thread this process already runs, unchanged.
-    Rejoined(Value),
+    /// The thread this process already runs, unchanged; its last turn's
+    /// token usage is reported again.
+    Rejoined { result: Value, last_turn: Option<String> },
 }
 
 pub struct Server {
@@ -136,11 +137,22 @@ impl Server {
                 self.channel.respond(id, Ok(result));
                 self.channel.notify("thread/goal/cleared", json!({"threadId": thread_id}));
                 self.start_servers();
-                if let Some(turn_id) = last_turn {
-                    self.channel.notify("thread/tokenUsage/updated", notices::token_usage(&thread_id, &turn_id));
-                }
+                self.restore_usage(&thread_id, last_turn);
             }
-            Opened::Rejoined(result) => self.channel.respond(id, Ok(result)),
+            // Measured 2026-12-03 on 0.146.0 and 0.171.0: no status change,
+            // no server restart; the usage, then the goal.
+            Opened::Rejoined { result, last_turn } => {
+                self.channel.respond(id, Ok(result));
+                self.restore_usage(&thread_id, last_turn);
+                self.channel.notify("thread/goal/cleared", json!({"threadId": thread_id}));
+            }
+        }
+    }
+
+    /// A resumed thread's last turn's token usage, reported again.
+    fn restore_usage(&mut self, thread_id: &str, last_turn: Option<String>) {
+        if let Some(turn_id) = last_turn {
+            self.channel.notify("thread/tokenUsage/updated", notices::token_usage(thread_id, &turn_id));
         }
     }
 
@@ -199,7 +211,8 @@ impl Server {
                 let cwd = thread.info["cwd"].as_str().unwrap_or("/").to_string();
                 let opened = shapes::thread_opened(&self.profile, &thread.info, &cwd, &thread.approval_policy, &thread.sandbox);
                 let history = thread.rollout.history(&self.profile);
-                return Ok(Opened::Rejoined(shapes::thread_resumed(&self.profile, opened, &history)));
+                let last_turn = history.last_turn_id().map(String::from);
+                return Ok(Opened::Rejoined { result: shapes::thread_resumed(&self.profile, opened, &history), last_turn });
             }
         }
         let sandbox = params.get("sandbox").and_then(Value::as_str).unwrap_or("read-only").to_string();
