@@ -98,7 +98,7 @@ impl Model {
         };
         let done = input[last_user.map_or(0, |i| i + 1)..].iter().filter(|i| i["type"] == "function_call_output").count();
         let calls = calls(self.turns.get(turn));
-        let id = format!("resp_{turn}_{done}");
+        let id = openai_response_id(turn, done);
         let item = match calls.get(done) {
             Some((step, server, tool, arguments)) => {
                 let (namespace, name) = resolve_openai_tool(&body["tools"], server, tool);
@@ -109,7 +109,7 @@ impl Model {
                 }
                 item
             }
-            None => json!({"type": "message", "role": "assistant", "id": format!("msg_{id}"),
+            None => json!({"type": "message", "role": "assistant", "id": openai_message_id(turn, done),
                            "content": [{"type": "output_text", "text": "Done."}]}),
         };
         let usage = json!({"input_tokens": 0, "input_tokens_details": null, "output_tokens": 0,
@@ -165,6 +165,17 @@ impl Model {
             ("message_stop".into(), json!({"type": "message_stop"})),
         ]
     }
+}
+
+/// The id of the response to a turn's request after `done` tool calls.
+pub fn openai_response_id(turn: usize, done: usize) -> String {
+    format!("resp_{turn}_{done}")
+}
+
+/// The id of the message that ends turn `turn` after `done` tool calls (the
+/// fake Codex, playing the model itself, names its agent message so too).
+pub fn openai_message_id(turn: usize, done: usize) -> String {
+    format!("msg_{}", openai_response_id(turn, done))
 }
 
 /// How Codex exposed `server`'s `tool`: a namespace `mcp__<server>` holding

@@ -20,6 +20,8 @@ struct Session {
     next_id: u64,
     _dir: tempfile::TempDir,
     dir: PathBuf,
+    /// Every message the fake sent, in order.
+    seen: Vec<Value>,
 }
 
 /// A run directory with one stdio MCP server `lab` exposing `tools`, a
@@ -77,6 +79,12 @@ fn start_turns(
         dir.join("lab.jsonl").display().to_string()
     );
     std::fs::write(dir.join("home/config.toml"), toml).unwrap();
+    launch(tmp, overrides, capabilities)
+}
+
+/// Starts a fake app-server on the run directory `tmp` and initializes it.
+fn launch(tmp: tempfile::TempDir, overrides: &[&str], capabilities: Value) -> Result<Session, (i32, String)> {
+    let dir = tmp.path().to_path_buf();
     let mut cmd = Command::new(FAKE_CODEX);
     cmd.arg("--run").arg(dir.join("script.json"));
     for o in overrides {
@@ -102,7 +110,7 @@ fn start_turns(
             }
         }
     });
-    let mut s = Session { child, stdin, lines, next_id: 0, _dir: tmp, dir };
+    let mut s = Session { child, stdin, lines, next_id: 0, _dir: tmp, dir, seen: Vec::new() };
     match s.request("initialize", json!({"clientInfo": {"name": "t", "version": "0"}, "capabilities": capabilities})) {
         Some(_) => {
             s.send(json!({"method": "initialized"}));
@@ -123,7 +131,22 @@ impl Session {
     }
 
     fn next(&mut self) -> Option<Value> {
-        self.lines.recv_timeout(Duration::from_secs(10)).ok()
+        let m = self.lines.recv_timeout(Duration::from_secs(10)).ok()?;
+        self.seen.push(m.clone());
+        Some(m)
+    }
+
+    /// Ends this app-server (stdin closed) and starts another on the same
+    /// run directory, as a driver relaunching it would.
+    fn relaunch(mut self, capabilities: Value) -> Session {
+        drop(self.stdin);
+        let _ = self.child.wait();
+        launch(self._dir, &[], capabilities).unwrap()
+    }
+
+    /// The notifications seen so far with `method`, their params.
+    fn notes(&self, method: &str) -> Vec<Value> {
+        self.seen.iter().filter(|m| m["method"] == method && m.get("id").is_none()).map(|m| m["params"].clone()).collect()
     }
 
     /// Sends a request and returns its response (`result` or `error`).
@@ -402,6 +425,10 @@ fn resuming_the_loaded_thread_keeps_its_config() {
         let threads: Vec<Value> =
             fakes::wire::read_jsonl(&s.dir.join("codex.jsonl")).unwrap().into_iter().filter(|e| e["event"] == "thread").collect();
         assert_eq!(threads[1]["rejoined"], true, "{threads:?}");
+        // Its history comes back with it; the MCP server is not restarted.
+        assert_eq!(r["result"]["thread"]["turns"].as_array().map(Vec::len), Some(1), "{version}");
+        assert_eq!(s.notes("thread/goal/cleared").len(), 1, "{version}");
+        assert_eq!(s.notes("mcpServer/startupStatus/updated").len(), 2, "{version}: started once");
     }
 }
 
@@ -440,5 +467,121 @@ fn stdio_server_handshake_and_exit_as_the_real_client() {
         assert_eq!(init["capabilities"].get("experimental"), experimental.as_ref(), "{version}");
         assert_eq!(sent[1], &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         assert_eq!(sent[2]["params"], json!({"_meta": {"progressToken": 0}}));
+    }
+}
+
+#[test]
+fn startup_notices_follow_initialized() {
+    // Measured on every MEASURED version: the sandbox warning (only when no
+    // bwrap is on PATH) and the remote-control status, once per process.
+    let bwrap = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bwrap").is_file()));
+    let mut s = start("0.146.0", plain(), &[], "", &[]).unwrap();
+    s.thread(json!({}));
+    assert_eq!(s.notes("configWarning").len(), usize::from(!bwrap), "{:?}", s.seen);
+    let status = s.notes("remoteControl/status/changed");
+    assert_eq!(status.len(), 1, "{:?}", s.seen);
+    assert_eq!(status[0]["status"], "disabled");
+    let id = std::fs::read_to_string(s.dir.join("home/installation_id")).unwrap();
+    assert_eq!(status[0]["installationId"], json!(id));
+    let mut s = s.relaunch(json!({}));
+    s.thread(json!({}));
+    assert_eq!(s.notes("remoteControl/status/changed")[0]["installationId"], json!(id), "kept across launches");
+}
+
+#[test]
+fn a_turn_reports_its_input_usage_and_the_models_message() {
+    // Two calls (one to a tool the model was not given): three model
+    // responses, each followed by token usage and rate limits.
+    let mut s = start("0.171.0", plain(), &["ro", "nope"], "", &[]).unwrap();
+    let t = thread_id(&s.thread(json!({})));
+    s.turn(&t, accept);
+    assert_eq!(s.notes("warning").len(), 1);
+    assert_eq!(s.notes("thread/tokenUsage/updated").len(), 3);
+    assert_eq!(s.notes("account/rateLimits/updated").len(), 3);
+    assert!(s.notes("account/rateLimits/updated")[0]["rateLimits"].get("normalModelSlug").is_some());
+    let items: Vec<Value> = s.notes("item/completed").into_iter().map(|p| p["item"].clone()).collect();
+    let kinds: Vec<&str> = items.iter().filter_map(|i| i["type"].as_str()).collect();
+    assert_eq!(kinds, ["userMessage", "mcpToolCall", "agentMessage"]);
+    assert_eq!(items[0]["content"], json!([]), "the turn's input as sent");
+    assert_eq!(items[2]["id"], "msg_resp_0_2", "named as the mock model names it");
+}
+
+#[test]
+fn a_resumed_thread_carries_its_history_from_the_rollout() {
+    for (version, paged) in [("0.146.0", false), ("0.171.0", true)] {
+        let mut s = start_turns(version, plain(), &[&["ro"], &["ro"]], "", &[], json!({})).unwrap();
+        let r = s.thread(json!({}));
+        let t = thread_id(&r);
+        let path = r["result"]["thread"]["path"].as_str().unwrap().to_string();
+        assert!(path.starts_with(&s.dir.join("home/sessions").display().to_string()) && path.ends_with(&format!("-{t}.jsonl")), "{path}");
+        assert!(!std::path::Path::new(&path).exists(), "{version}: written from the first turn on");
+        s.turn(&t, accept);
+        assert!(std::path::Path::new(&path).is_file(), "{version}");
+        assert_eq!(s.notes("thread/started").len(), 1, "{version}");
+        let mut s = s.relaunch(json!({}));
+        let r = s.request("thread/resume", json!({"threadId": t})).unwrap();
+        let res = &r["result"];
+        assert_eq!((&res["thread"]["path"], &res["thread"]["preview"]), (&json!(path), &json!("")), "{version}");
+        let turns = res["thread"]["turns"].as_array().unwrap();
+        assert_eq!((turns.len(), &turns[0]["itemsView"]), (1, &json!("full")), "{version}");
+        let ids: Vec<&Value> = turns[0]["items"].as_array().unwrap().iter().map(|i| &i["id"]).collect();
+        if paged {
+            assert_eq!(ids[1..], [&json!("call_0"), &json!("msg_resp_0_1")], "{version}");
+            // Ordinals of the real rollout (relaunch-keeps-policies, 0.171.0).
+            assert!(res["itemsBackwardsCursor"].as_str().unwrap().contains("\"rolloutOrdinal\":14,"), "{res}");
+            assert!(res["turnsBackwardsCursor"].as_str().unwrap().contains("\"rolloutOrdinal\":1,"), "{res}");
+        } else {
+            assert_eq!(ids, [&json!("item-1"), &json!("call_0"), &json!("item-2")], "{version}: legacy history renumbers messages");
+            assert_eq!(res["itemsBackwardsCursor"], Value::Null);
+        }
+        assert_eq!(res.get("collaborationMode").is_some(), version == "0.171.0", "{version}");
+        assert_eq!(s.notes("deprecationNotice").len(), usize::from(paged), "{version}");
+        assert_eq!(s.notes("thread/status/changed"), [json!({"threadId": t, "status": {"type": "idle"}})], "{version}");
+        s.turn(&t, accept);
+        assert!(s.notes("thread/started").is_empty(), "{version}: only a new thread is announced");
+        assert_eq!(s.notes("thread/goal/cleared").len(), 1, "{version}");
+        assert_eq!(s.notes("thread/tokenUsage/updated")[0]["turnId"], turns[0]["id"], "{version}: the last turn's usage restored");
+    }
+}
+
+#[test]
+fn the_approval_request_describes_the_tool() {
+    // Measured 2026-12-03 (0.171.0, and the recordings of every version).
+    let tools = json!([{"name": "plain"}, {"name": "doc", "description": "Docs", "annotations": {"title": "Doc", "readOnlyHint": false}},
+                       {"name": "titled", "annotations": {"title": "T"}}]);
+    let modes = "default_tools_approval_mode = \"prompt\"\n[mcp_servers.lab.tools.plain]\napproval_mode = \"auto\"\n";
+    for (version, annotated) in [("0.153.4", false), ("0.171.0", true)] {
+        let mut s = start(version, tools.clone(), &["plain", "doc", "titled"], modes, &[]).unwrap();
+        let t = thread_id(&s.thread(json!({})));
+        let (reqs, _) = s.turn(&t, accept);
+        let meta: Vec<&Value> = reqs.iter().map(|r| &r["params"]["_meta"]).collect();
+        let (plain, doc) = (meta[0], meta[1]);
+        assert_eq!(plain["persist"], json!(["session", "always"]), "{version}");
+        assert!(plain.get("tool_description").is_none() && plain.get("tool_annotations").is_none(), "{version}: {plain}");
+        assert!(doc.get("persist").is_none(), "{version}: a prompt tool's approval cannot be remembered: {doc}");
+        assert_eq!(doc["tool_description"], "Docs", "{version}");
+        let annotations = |m: &Value| m.get("tool_annotations").cloned();
+        let expected = annotated.then(|| (json!({"readOnlyHint": false}), json!({})));
+        assert_eq!(annotations(doc).zip(annotations(meta[2])), expected, "{version}");
+    }
+    // A persist the prompt tool was not offered does not stop it asking.
+    let mut s = start("0.146.0", tools, &["doc", "doc"], modes, &[]).unwrap();
+    let t = thread_id(&s.thread(json!({})));
+    let (reqs, _) = s.turn(&t, |_| json!({"action": "accept", "content": {}, "_meta": {"persist": "always"}}));
+    assert_eq!(reqs.len(), 2);
+    assert!(!std::fs::read_to_string(s.dir.join("home/config.toml")).unwrap().contains("tools.doc"), "nothing persisted");
+}
+
+#[test]
+fn read_state_goes_to_experimental_clients_from_0_171() {
+    for (version, experimental, sent) in [("0.171.0", true, 1), ("0.171.0", false, 0), ("0.153.4", true, 0)] {
+        let mut s = start_with(version, plain(), &["ro"], "", &[], json!({"experimentalApi": experimental})).unwrap();
+        let t = thread_id(&s.thread(json!({})));
+        s.turn(&t, accept);
+        let states = s.notes("thread/readState/changed");
+        assert_eq!(states.len(), sent, "{version} {experimental}");
+        if sent == 1 {
+            assert_eq!(states[0]["readState"]["firstUnread"]["turnId"], s.notes("turn/started")[0]["turn"]["id"]);
+        }
     }
 }

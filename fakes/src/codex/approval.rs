@@ -32,7 +32,11 @@ pub fn decide(
         ApprovalMode::Writes => !hint(annotations, "readOnlyHint").unwrap_or(false),
         ApprovalMode::Auto => needs_approval_by_annotations(profile, annotations),
     };
-    if !needs_approval || approved_for_session {
+    // A `prompt` tool is offered no persistence, and a reply persisting its
+    // approval anyway does not stop it asking (measured 2026-12-03: session
+    // on 0.146.0 and 0.171.0, always on 0.171.0, which wrote no config).
+    let remembered = approved_for_session && mode != ApprovalMode::Prompt;
+    if !needs_approval || remembered {
         return Decision::Run;
     }
     if approval_policy.as_str() == Some("never") {
@@ -96,5 +100,6 @@ mod tests {
         assert_eq!(d(&p(171), &on_req, "read-only", ApprovalMode::Writes, json!({"readOnlyHint": true})), Decision::Run);
         assert_eq!(d(&p(171), &on_req, "read-only", ApprovalMode::Writes, json!({})), Decision::Prompt);
         assert_eq!(decide(&p(171), &on_req, "read-only", auto, None, true), Decision::Run);
+        assert_eq!(decide(&p(146), &on_req, "read-only", ApprovalMode::Prompt, None, true), Decision::Prompt);
     }
 }

@@ -161,6 +161,40 @@ impl Profile {
         self.version.at_least(0, 171, 0)
     }
 
+    /// 0.153.4+ (paginated history) warn on every thread/resume that asks
+    /// for the full history.
+    pub fn resume_warns_full_history(&self) -> bool {
+        self.thread_history_paginated()
+    }
+
+    /// thread/resume's result reports the thread's `collaborationMode` from 0.171.0.
+    pub fn resume_reports_collaboration_mode(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// The rollout's first turn records `thread_settings_applied` after its
+    /// turn context from 0.171.0 (seen in the resume cursors' ordinals).
+    pub fn rollout_records_thread_settings(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// The approval elicitation carries `_meta.tool_annotations` from 0.171.0.
+    pub fn elicitation_has_tool_annotations(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// account/rateLimits/updated names `normalModelSlug` from 0.171.0.
+    pub fn rate_limits_name_normal_model(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// Each turn's end reports the thread's read state (its first unread
+    /// turn) to clients with experimentalApi from 0.171.0 (measured
+    /// 2026-12-03: not on 0.153.4, and not without the capability).
+    pub fn reports_read_state(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
     /// How Codex introduces itself to MCP servers: titled "Codex", with the
     /// CLI's own version.
     pub fn mcp_client(&self) -> ClientProfile {
@@ -198,6 +232,18 @@ pub const MISSING_THREAD_ID: &str = "Invalid request: missing field `threadId`";
 pub const GRANULAR_NEEDS_EXPERIMENTAL_API: &str = "askForApproval.granular requires experimentalApi capability";
 /// turn/start before any thread.
 pub const NO_ACTIVE_THREAD: &str = "no active thread: call thread/start first";
+
+/// The startup configWarning when no `bwrap` is on PATH (every measured version).
+pub const NO_BUBBLEWRAP: &str = "Codex could not find bubblewrap on PATH. Install bubblewrap with your OS package manager. See the sandbox prerequisites: https://developers.openai.com/codex/concepts/sandboxing#prerequisites. Codex will use the bundled bubblewrap in the meantime.";
+/// The deprecationNotice on thread/resume of a paginated thread.
+pub const FULL_HISTORY_DEPRECATED: &str = "Full-history hydration is deprecated for paginated threads; use `excludeTurns: true`, then page with `thread/turns/list` and `thread/items/list`.";
+/// The context window Codex assumes for a model it has no metadata for.
+pub const FALLBACK_CONTEXT_WINDOW: u64 = 258_400;
+
+/// The per-turn warning for a model Codex has no metadata for.
+pub fn no_model_metadata(model: &str) -> String {
+    format!("Model metadata for `{model}` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.")
+}
 
 /// A client line that is not JSON.
 pub fn parse_error(error: &str) -> String {

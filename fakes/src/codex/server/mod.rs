@@ -3,6 +3,8 @@
 
 mod call_meta;
 mod channel;
+mod notices;
+mod rollout;
 mod shapes;
 mod thread;
 mod turn;
@@ -12,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use self::channel::Channel;
-use self::thread::{describe_servers, new_thread_id, target, State, Thread};
+use self::rollout::Rollout;
+use self::thread::{describe_servers, new_thread_id, target, Thread};
 use self::turn::Turn;
 use super::config::{BaseConfig, Settings};
 use super::profile::{self, Profile};
@@ -22,19 +25,14 @@ use crate::wire::Recorder;
 
 /// A thread/start or thread/resume that succeeded, with its result.
 enum Opened {
-    /// A thread (new or from its rollout) with its own config; its MCP
-    /// servers start next.
+    /// A new thread: announced with thread/started; its MCP servers start next.
     Started(Value),
-    /// The thread this process already runs, unchanged.
-    Rejoined(Value),
-}
-
-impl Opened {
-    fn result(self) -> Value {
-        match self {
-            Opened::Started(r) | Opened::Rejoined(r) => r,
-        }
-    }
+    /// A thread loaded from its rollout, with its own config; its MCP servers
+    /// start next, and the last turn's token usage is restored.
+    Resumed { result: Value, last_turn: Option<String> },
+    /// The thread this process already runs, unchanged; its last turn's
+    /// token usage is reported again.
+    Rejoined { result: Value, last_turn: Option<String> },
 }
 
 pub struct Server {
@@ -46,6 +44,8 @@ pub struct Server {
     channel: Channel,
     initialized: bool,
     experimental_api: bool,
+    /// The startup notices went out.
+    announced: bool,
     /// `clientInfo.name` from initialize: the thread's `originator`.
     client_name: String,
     thread: Option<Thread>,
@@ -68,6 +68,7 @@ impl Server {
             env,
             initialized: false,
             experimental_api: false,
+            announced: false,
             client_name: String::new(),
             thread: None,
         }
@@ -85,27 +86,73 @@ impl Server {
         let method = msg.get("method").and_then(Value::as_str).map(String::from);
         let id = msg.get("id").cloned();
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
-        let (Some(method), Some(id)) = (method, id) else {
-            // Notifications (`initialized`) and stray responses need no answer.
-            return;
-        };
+        // Notifications and stray responses need no answer; once the
+        // client is initialized, the startup notices follow.
+        if id.is_none() && method.as_deref() == Some("initialized") && self.initialized && !self.announced {
+            self.announce_startup();
+        }
+        let (Some(method), Some(id)) = (method, id) else { return };
         let result = match method.as_str() {
             "initialize" => self.initialize(&params),
             _ if !self.initialized => Err((-32600, profile::NOT_INITIALIZED.to_string())),
-            "thread/start" | "thread/resume" => {
-                let opened = self.open_thread(&method, &params);
-                let started = matches!(opened, Ok(Opened::Started(_)));
-                self.channel.respond(&id, opened.map(Opened::result));
-                if started {
-                    self.start_servers();
-                }
-                return;
-            }
+            "thread/start" | "thread/resume" => return self.answer_thread(&id, &method, &params),
             "turn/start" => return self.start_turn(&id, &params),
             "turn/interrupt" => Ok(json!({})),
             other => Err((-32601, profile::unknown_method(other))),
         };
         self.channel.respond(&id, result);
+    }
+
+    /// What every app-server sends once it is up, whatever the client does
+    /// next: the sandbox warning (when it applies) and the remote-control status.
+    fn announce_startup(&mut self) {
+        self.announced = true;
+        if let Some(warning) = notices::config_warning(self.env.get("PATH").map(String::as_str)) {
+            self.channel.notify("configWarning", warning);
+        }
+        self.channel.notify("remoteControl/status/changed", notices::remote_control(&self.base.home));
+    }
+
+    /// Answers thread/start or thread/resume, with the notifications the
+    /// real app-server sends around the answer.
+    fn answer_thread(&mut self, id: &Value, method: &str, params: &Value) {
+        let opened = match self.open_thread(method, params) {
+            Ok(o) => o,
+            Err(e) => return self.channel.respond(id, Err(e)),
+        };
+        let Some(thread_id) = self.thread.as_ref().map(|t| t.id.clone()) else { return };
+        if method == "thread/resume" && self.profile.resume_warns_full_history() {
+            self.channel.notify("deprecationNotice", json!({"summary": profile::FULL_HISTORY_DEPRECATED, "details": null}));
+        }
+        match opened {
+            Opened::Started(result) => {
+                let info = result["thread"].clone();
+                self.channel.respond(id, Ok(result));
+                self.channel.notify("thread/started", json!({"thread": info}));
+                self.start_servers();
+            }
+            Opened::Resumed { result, last_turn } => {
+                self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "idle"}}));
+                self.channel.respond(id, Ok(result));
+                self.channel.notify("thread/goal/cleared", json!({"threadId": thread_id}));
+                self.start_servers();
+                self.restore_usage(&thread_id, last_turn);
+            }
+            // Measured 2026-12-03 on 0.146.0 and 0.171.0: no status change,
+            // no server restart; the usage, then the goal.
+            Opened::Rejoined { result, last_turn } => {
+                self.channel.respond(id, Ok(result));
+                self.restore_usage(&thread_id, last_turn);
+                self.channel.notify("thread/goal/cleared", json!({"threadId": thread_id}));
+            }
+        }
+    }
+
+    /// A resumed thread's last turn's token usage, reported again.
+    fn restore_usage(&mut self, thread_id: &str, last_turn: Option<String>) {
+        if let Some(turn_id) = last_turn {
+            self.channel.notify("thread/tokenUsage/updated", notices::token_usage(thread_id, &turn_id));
+        }
     }
 
     fn initialize(&mut self, params: &Value) -> Result<Value, (i64, String)> {
@@ -129,8 +176,10 @@ impl Server {
             match params.get("threadId").and_then(Value::as_str) {
                 // Real Codex writes a thread's rollout at its first turn; a
                 // thread that never had one cannot be resumed.
-                Some(t) if self.script.load_state::<State>().rollouts.iter().any(|k| k == t) => Some(t.to_string()),
-                Some(t) => return Err((-32600, profile::no_rollout(t))),
+                Some(t) => match Rollout::find(&self.base.home, t) {
+                    Some(rollout) => Some((t.to_string(), rollout)),
+                    None => return Err((-32600, profile::no_rollout(t))),
+                },
                 None => return Err((-32600, profile::MISSING_THREAD_ID.to_string())),
             }
         } else {
@@ -151,7 +200,7 @@ impl Server {
         // with, and its result reports them; those sent with the resume are
         // not applied, and no server starts again (measured on every MEASURED
         // version: a policy change needs a new app-server).
-        if let (Some(id), Some(thread)) = (&resume, &self.thread) {
+        if let (Some((id, _)), Some(thread)) = (&resume, &self.thread) {
             if thread.id == *id {
                 self.rec.record(&json!({
                     "event": "thread", "method": method, "id": id, "rejoined": true,
@@ -159,20 +208,21 @@ impl Server {
                     "servers": describe_servers(&thread.settings),
                 }));
                 let cwd = thread.info["cwd"].as_str().unwrap_or("/").to_string();
-                return Ok(Opened::Rejoined(shapes::thread_opened(
-                    &self.profile,
-                    &thread.info,
-                    &cwd,
-                    &thread.approval_policy,
-                    &thread.sandbox,
-                )));
+                let opened = shapes::thread_opened(&self.profile, &thread.info, &cwd, &thread.approval_policy, &thread.sandbox);
+                let history = thread.rollout.history(&self.profile);
+                let last_turn = history.last_turn_id().map(String::from);
+                return Ok(Opened::Rejoined { result: shapes::thread_resumed(&self.profile, opened, &history), last_turn });
             }
         }
         let sandbox = params.get("sandbox").and_then(Value::as_str).unwrap_or("read-only").to_string();
         let settings: Settings = self.base.for_thread(params.get("config")).map_err(|e| (-32600, e))?;
-        let id = match resume {
-            Some(id) => id,
-            None => new_thread_id(&self.script, self.channel.next_request_id()),
+        let (id, rollout) = match resume {
+            Some(found) => found,
+            None => {
+                let id = new_thread_id(&self.script, self.channel.next_request_id());
+                let rollout = Rollout::for_new_thread(&self.base.home, &id);
+                (id, rollout)
+            }
         };
         self.rec.record(&json!({
             "event": "thread", "method": method, "id": id, "approvalPolicy": policy, "sandbox": sandbox,
@@ -183,8 +233,17 @@ impl Server {
             Some(c) => c.to_string(),
             None => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| "/".into()),
         };
-        let info = shapes::thread_object(&self.profile, &id, &cwd, &self.client_name);
+        let info = shapes::thread_object(&self.profile, &id, &cwd, &self.client_name, &rollout.path_text());
         let result = shapes::thread_opened(&self.profile, &info, &cwd, &policy, &sandbox);
+        let mut first_turn = None;
+        let opened = if rollout.exists() {
+            let history = rollout.history(&self.profile);
+            first_turn = history.turns.first().and_then(|t| t["id"].as_str()).map(String::from);
+            let last_turn = history.last_turn_id().map(String::from);
+            Opened::Resumed { result: shapes::thread_resumed(&self.profile, result, &history), last_turn }
+        } else {
+            Opened::Started(result)
+        };
         self.thread = Some(Thread {
             id,
             info,
@@ -193,16 +252,17 @@ impl Server {
             settings,
             servers: BTreeMap::new(),
             approved_for_session: BTreeSet::new(),
+            rollout,
+            first_turn,
         });
-        Ok(Opened::Started(result))
+        Ok(opened)
     }
 
-    /// Connects every enabled MCP server of the new thread, announcing each
+    /// Connects every enabled MCP server of the thread, announcing each
     /// start as the real CLI does.
     fn start_servers(&mut self) {
         let Some(thread) = self.thread.as_ref() else { return };
         let thread_id = thread.id.clone();
-        let info = thread.info.clone();
         let enabled: Vec<_> = thread
             .settings
             .mcp_servers
@@ -210,7 +270,6 @@ impl Server {
             .filter(|(_, s)| s.enabled.unwrap_or(true))
             .map(|(n, s)| (n.clone(), s.clone()))
             .collect();
-        self.channel.notify("thread/started", json!({"thread": info}));
         let client = self.profile.mcp_client();
         for (name, settings) in enabled {
             let starting = shapes::startup_status(&self.profile, &thread_id, &name, "starting", Value::Null);
@@ -245,6 +304,7 @@ impl Server {
             channel: &mut self.channel,
             thread,
             call_meta: Default::default(),
+            experimental_api: self.experimental_api,
         };
         turn.play(id, params);
     }

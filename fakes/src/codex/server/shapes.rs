@@ -5,21 +5,25 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use super::rollout::{cursor, History};
 use crate::codex::profile::Profile;
+
+/// The model every thread reports (the one the harness configures).
+pub const MODEL: &str = "mock-model";
 
 pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-/// A thread object. No rollout file is written, so no `path`; `originator`
-/// is the client's `clientInfo.name`.
-pub fn thread_object(profile: &Profile, id: &str, cwd: &str, originator: &str) -> Value {
+/// A thread object; `path` is its rollout file, `originator` the client's
+/// `clientInfo.name`.
+pub fn thread_object(profile: &Profile, id: &str, cwd: &str, originator: &str, path: &str) -> Value {
     let now = now_ms() / 1000;
     let mut t = json!({
         "id": id, "extra": null, "sessionId": id, "forkedFromId": null, "parentThreadId": null,
         "preview": "", "ephemeral": false, "historyMode": if profile.thread_history_paginated() { "paginated" } else { "legacy" },
         "modelProvider": "mock", "createdAt": now, "updatedAt": now, "recencyAt": now,
-        "status": {"type": "idle"}, "path": null, "cwd": cwd, "cliVersion": profile.version.to_string(),
+        "status": {"type": "idle"}, "path": path, "cwd": cwd, "cliVersion": profile.version.to_string(),
         "source": "vscode", "canAcceptDirectInput": true, "threadSource": null, "agentNickname": null,
         "agentRole": null, "gitInfo": null, "name": null, "turns": [],
     });
@@ -31,7 +35,7 @@ pub fn thread_object(profile: &Profile, id: &str, cwd: &str, originator: &str) -
     }
     if profile.thread_names_model() {
         t["projectId"] = Value::Null;
-        t["model"] = json!("mock-model");
+        t["model"] = json!(MODEL);
         t["reasoningEffort"] = Value::Null;
     }
     if profile.thread_has_environments() {
@@ -46,13 +50,31 @@ pub fn thread_object(profile: &Profile, id: &str, cwd: &str, originator: &str) -
 /// The result of thread/start and thread/resume.
 pub fn thread_opened(profile: &Profile, thread: &Value, cwd: &str, policy: &Value, sandbox: &str) -> Value {
     let mut result = json!({
-        "thread": thread, "model": "mock-model", "modelProvider": "mock", "serviceTier": null,
+        "thread": thread, "model": MODEL, "modelProvider": "mock", "serviceTier": null,
         "cwd": cwd, "runtimeWorkspaceRoots": [cwd], "instructionSources": [],
         "approvalPolicy": policy, "approvalsReviewer": "user", "sandbox": sandbox_policy(sandbox),
         "activePermissionProfile": null, "reasoningEffort": null, "multiAgentMode": "explicitRequestOnly",
     });
     if profile.thread_start_lists_disabled_plugins() {
         result["disabledPluginIds"] = json!([]);
+    }
+    result
+}
+
+/// What thread/resume adds to [`thread_opened`]: the thread's past turns,
+/// its preview, where paging back starts, and (0.171.0) its collaboration mode.
+pub fn thread_resumed(profile: &Profile, mut result: Value, history: &History) -> Value {
+    let id = result["thread"]["id"].as_str().unwrap_or("").to_string();
+    result["thread"]["preview"] = json!(history.preview);
+    result["thread"]["turns"] = json!(history.turns);
+    result["initialTurnsPage"] = Value::Null;
+    let paged = profile.thread_history_paginated();
+    let at = |o: Option<usize>| if paged { o } else { None };
+    result["itemsBackwardsCursor"] = cursor(&id, at(history.items_ordinal), "itemsByCreatedAtOrdinal");
+    result["turnsBackwardsCursor"] = cursor(&id, at(history.turns_ordinal), "turns");
+    if profile.resume_reports_collaboration_mode() {
+        result["collaborationMode"] = json!({"mode": "default",
+            "settings": {"model": MODEL, "reasoning_effort": null, "developer_instructions": null}});
     }
     result
 }
@@ -97,6 +119,11 @@ pub fn agent_message(profile: &Profile, id: String, text: &str) -> Value {
         m["moderation"] = Value::Null;
     }
     m
+}
+
+/// The userMessage item of a turn's input, as sent with turn/start.
+pub fn user_message(id: String, input: &Value) -> Value {
+    json!({"type": "userMessage", "id": id, "clientId": null, "content": input})
 }
 
 /// One mcpToolCall item, at each of its states.
@@ -157,21 +184,44 @@ pub fn item_completed(profile: &Profile, ctx: &Value, mut item: Value, started_m
     params
 }
 
+/// What the approval request says of the tool.
+pub struct ToolFacts<'a> {
+    pub description: Option<&'a str>,
+    pub annotations: Option<&'a Value>,
+    /// Its approval mode (its own or the server's default) is `prompt`: it
+    /// asks every time, so no approval can be remembered (`_meta.persist`
+    /// is left out; measured on all five versions and on 0.171.0 for the
+    /// server default).
+    pub always_prompts: bool,
+}
+
 /// The params of an mcpServer/elicitation/request asking to approve a call.
-pub fn approval_request(profile: &Profile, ctx: &Value, server: &str, tool: &str, description: Option<&str>, arguments: &Value) -> Value {
+pub fn approval_request(profile: &Profile, ctx: &Value, server: &str, tool: &str, facts: &ToolFacts, arguments: &Value) -> Value {
     let display: Vec<Value> = arguments
         .as_object()
         .map(|o| o.iter().map(|(k, v)| json!({"name": k, "value": v, "display_name": k})).collect())
         .unwrap_or_default();
     let mut meta = json!({
         "codex_approval_kind": "mcp_tool_call",
-        "persist": ["session", "always"],
-        "tool_description": description,
         "tool_params": arguments,
         "tool_params_display": display,
     });
+    if !facts.always_prompts {
+        meta["persist"] = json!(["session", "always"]);
+    }
+    if let Some(d) = facts.description {
+        meta["tool_description"] = json!(d);
+    }
     if profile.elicitation_has_tool_name() {
         meta["tool_name"] = json!(tool);
+    }
+    if profile.elicitation_has_tool_annotations() {
+        // The hints only, without the display title: a tool annotated with
+        // nothing but a title gets `{}` (measured 2026-12-03 on 0.171.0).
+        if let Some(a) = facts.annotations.and_then(Value::as_object) {
+            let hints: serde_json::Map<String, Value> = a.iter().filter(|(k, _)| *k != "title").map(|(k, v)| (k.clone(), v.clone())).collect();
+            meta["tool_annotations"] = Value::Object(hints);
+        }
     }
     let mut params = json!({
         "threadId": ctx["threadId"], "turnId": ctx["turnId"], "serverName": server, "mode": "form",

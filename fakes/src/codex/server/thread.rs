@@ -1,5 +1,5 @@
 //! A thread's state in this process, and the per-run state kept across the
-//! driver's app-server processes (thread ids, turn count, rollouts).
+//! driver's app-server processes (thread ids, turn count).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use super::rollout::Rollout;
 use crate::codex::config::{ApprovalMode, ServerSettings, Settings};
 use crate::codex::profile;
 use crate::script::Script;
@@ -22,6 +23,10 @@ pub struct Thread {
     pub settings: Settings,
     pub servers: BTreeMap<String, Result<McpConnection, String>>,
     pub approved_for_session: BTreeSet<(String, String)>,
+    /// Where its turns are written, from the first one on.
+    pub rollout: Rollout,
+    /// Its first turn: no client marks turns read, so it stays the first unread.
+    pub first_turn: Option<String>,
 }
 
 impl Thread {
@@ -50,9 +55,6 @@ impl Thread {
 pub struct State {
     pub next_turn: usize,
     pub threads: Vec<String>,
-    /// Threads that had a turn, so have a rollout to resume from.
-    #[serde(default)]
-    pub rollouts: Vec<String>,
 }
 
 /// A fresh thread id, recorded in the state file; `salt` tells apart two ids

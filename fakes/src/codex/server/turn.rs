@@ -8,11 +8,13 @@ use serde_json::{json, Value};
 
 use super::call_meta::CallMeta;
 use super::channel::{classify_decision, classify_elicitation, classify_permissions, classify_raw, classify_user_input, Channel, Reply};
-use super::shapes::{self, now_ms, ToolItem};
+use super::notices::{self, random_uuid};
+use super::shapes::{self, now_ms, ToolFacts, ToolItem};
 use super::thread::{State, Thread};
 use crate::codex::approval::{self, Decision};
 use crate::codex::config::ApprovalMode;
 use crate::codex::profile::{self, Profile};
+use crate::model::openai_message_id;
 use crate::script::{Action, RequestKind, Script};
 use crate::wire::Recorder;
 
@@ -27,6 +29,8 @@ pub struct Turn<'a> {
     pub thread: &'a mut Thread,
     /// What this turn's tools/call `_meta` says; set when the turn starts.
     pub call_meta: CallMeta,
+    /// The client opted into experimental notifications.
+    pub experimental_api: bool,
 }
 
 enum Outcome {
@@ -41,14 +45,14 @@ impl Turn<'_> {
         let mut state: State = self.script.load_state();
         let index = state.next_turn;
         state.next_turn += 1;
-        if !state.rollouts.contains(&thread_id) {
-            state.rollouts.push(thread_id.clone());
-        }
         self.script.save_state(&state);
         let turn_id = format!("turn-{index}");
+        let first_unread = self.thread.first_turn.get_or_insert_with(|| turn_id.clone()).clone();
         self.rec.record(&json!({"event": "turn", "index": index, "turn_id": turn_id, "input": params.get("input")}));
         let pending = shapes::turn_object(&self.profile, &turn_id, json!([]), "inProgress", [Value::Null, Value::Null, Value::Null]);
         self.channel.respond(id, Ok(json!({"turn": pending})));
+        // The mock model has no metadata in Codex's catalog.
+        self.channel.notify("warning", json!({"threadId": thread_id, "message": profile::no_model_metadata(shapes::MODEL)}));
         let ctx = json!({"threadId": thread_id, "turnId": turn_id});
         self.call_meta = CallMeta::new(&thread_id, &turn_id, &self.thread.sandbox, now_ms());
         let started = Instant::now();
@@ -56,7 +60,15 @@ impl Turn<'_> {
         self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
         let running = shapes::turn_object(&self.profile, &turn_id, json!([]), "inProgress", [started_at.clone(), Value::Null, Value::Null]);
         self.channel.notify("turn/started", json!({"threadId": thread_id, "turn": running}));
+        self.begin_rollout(&running, params);
+        let input = params.get("input").cloned().unwrap_or(json!([]));
+        let user = shapes::user_message(random_uuid(), &input);
+        let user_started = now_ms();
+        self.item_started(&ctx, user.clone(), user_started);
+        self.item_completed(&ctx, user, user_started);
         let actions = self.script.turns.get(index).map(|t| t.actions.clone()).unwrap_or_default();
+        // The model answers each tool call's output with one more response.
+        let calls = actions.iter().filter(|a| matches!(a, Action::ToolCall { .. })).count();
         for action in actions {
             if self.channel.closed() {
                 return;
@@ -70,14 +82,53 @@ impl Turn<'_> {
                 }
             }
         }
-        let msg = shapes::agent_message(&self.profile, format!("msg-{turn_id}"), "Done.");
+        let msg = shapes::agent_message(&self.profile, openai_message_id(index, calls), "Done.");
         let msg_started = now_ms();
         self.item_started(&ctx, msg.clone(), msg_started);
         let msg = self.item_completed(&ctx, msg, msg_started);
+        self.thread.rollout.write("response_item", json!({"type": "message", "role": "assistant"}));
+        self.model_responded(&ctx);
+        if self.experimental_api && self.profile.reports_read_state() {
+            let state = json!({"firstUnread": {"type": "turn", "turnId": first_unread}, "revision": random_uuid()});
+            self.channel.notify("thread/readState/changed", json!({"threadId": thread_id, "readState": state}));
+        }
         self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "idle"}}));
         let times = [started_at, json!(now_ms() / 1000), json!(started.elapsed().as_millis() as u64)];
         let done = shapes::turn_object(&self.profile, &turn_id, json!([msg]), "completed", times);
+        self.thread.rollout.event("task_complete", json!({"turn": done}));
         self.channel.notify("turn/completed", json!({"threadId": thread_id, "turn": done}));
+    }
+
+    /// Starts the turn's part of the rollout: the file's header and the
+    /// model's initial context at the thread's first turn, then the turn's
+    /// context and the user's input.
+    fn begin_rollout(&mut self, turn: &Value, params: &Value) {
+        let r = &self.thread.rollout;
+        let first = !r.exists();
+        if first {
+            r.write("session_meta", json!({"id": self.thread.id, "cli_version": self.profile.version.to_string()}));
+        }
+        r.event("task_started", json!({"turn": turn}));
+        if first {
+            r.write("response_item", json!({"type": "message", "role": "developer"}));
+            r.write("response_item", json!({"type": "message", "role": "user"}));
+            r.write("world_state", json!({"full": true}));
+        }
+        r.write("turn_context", json!({"approval_policy": self.thread.approval_policy, "sandbox": self.thread.sandbox}));
+        if first && self.profile.rollout_records_thread_settings() {
+            r.event("thread_settings_applied", json!({}));
+        }
+        r.write("response_item", json!({"type": "message", "role": "user", "content": params.get("input")}));
+    }
+
+    /// What follows each model response: its token usage (recorded in the
+    /// rollout too) and the account's rate limits.
+    fn model_responded(&mut self, ctx: &Value) {
+        let (thread_id, turn_id) = (ctx["threadId"].as_str().unwrap_or(""), ctx["turnId"].as_str().unwrap_or(""));
+        self.thread.rollout.write("token_usage_record", json!({}));
+        self.thread.rollout.event("token_count", json!({}));
+        self.channel.notify("thread/tokenUsage/updated", notices::token_usage(thread_id, turn_id));
+        self.channel.notify("account/rateLimits/updated", notices::rate_limits(&self.profile));
     }
 
     fn item_started(&mut self, ctx: &Value, item: Value, started_ms: u64) {
@@ -89,6 +140,7 @@ impl Turn<'_> {
     fn item_completed(&mut self, ctx: &Value, item: Value, started_ms: u64) -> Value {
         let params = shapes::item_completed(&self.profile, ctx, item, started_ms);
         let item = params["item"].clone();
+        self.thread.rollout.event("item_completed", json!({"item": item}));
         self.channel.notify("item/completed", params);
         item
     }
@@ -143,9 +195,11 @@ impl Turn<'_> {
             Some(Ok(conn)) => conn.tool(tool).map(|t| (t.annotations.clone(), t.description.clone())),
             _ => None,
         };
+        self.thread.rollout.write("response_item", json!({"type": "function_call", "call_id": call_id, "name": tool}));
         let Some((annotations, description)) = known else {
             let text = profile::unsupported_call(server, tool);
             self.rec.record(&json!({"event": "outcome", "step": step, "prompted": false, "item_status": null, "model_saw": text, "server": server, "tool": tool}));
+            self.call_answered(ctx, &call_id);
             return;
         };
         let read_only = annotations.as_ref().and_then(|a| a.get("readOnlyHint")).cloned().unwrap_or(Value::Null);
@@ -169,14 +223,18 @@ impl Turn<'_> {
                 prompted = true;
                 self.call_meta.asked_user();
                 self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}));
-                let params = shapes::approval_request(&self.profile, ctx, server, tool, description.as_deref(), arguments);
+                let facts = ToolFacts { description: description.as_deref(), annotations: annotations.as_ref(), always_prompts: mode == ApprovalMode::Prompt };
+                let params = shapes::approval_request(&self.profile, ctx, server, tool, &facts, arguments);
                 let reply = self.channel.ask(&self.thread.id, "mcpServer/elicitation/request", params);
                 self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
                 answer = json!(classify_elicitation(&reply));
                 persist = reply.as_ref().and_then(|r| r.result.as_ref()).and_then(|r| r.pointer("/_meta/persist")).cloned().unwrap_or(Value::Null);
                 match answer.as_str() {
                     Some("accept") => {
-                        self.thread.remember_approval(server, tool, &persist, self.home, self.rec);
+                        // Persistence not offered is not honoured either.
+                        if !facts.always_prompts {
+                            self.thread.remember_approval(server, tool, &persist, self.home, self.rec);
+                        }
                         self.run_tool(&call_id, server, tool, arguments)
                     }
                     Some("cancel") => (Outcome::Failed(profile::CANCELLED.into()), Value::Null),
@@ -196,6 +254,13 @@ impl Turn<'_> {
             "decision": format!("{decision:?}"), "prompted": prompted, "answer": answer, "persist": persist,
             "item_status": status, "model_saw": model_saw, "mcp_result": mcp_result,
         }));
+        self.call_answered(ctx, &call_id);
+    }
+
+    /// The call's output goes back to the model, which responds.
+    fn call_answered(&mut self, ctx: &Value, call_id: &str) {
+        self.thread.rollout.write("response_item", json!({"type": "function_call_output", "call_id": call_id}));
+        self.model_responded(ctx);
     }
 
     /// The call's outcome, and the server's result as the provider got it
