@@ -93,6 +93,33 @@ pub fn mutants() -> Vec<Mutant> {
                 other => other,
             }
         }),
+        // Broken fail-closed drivers (they do not claim host-prompts).
+        parts("fail-closed-accepts-prompts", "fail-closed, yet accepts a prompted tool's approval itself with nobody asked", |p| {
+            p.host_prompts = false;
+            p.respond = |m, params, ctx, host| {
+                if m == "mcpServer/elicitation/request" {
+                    Ok(json!({"action": "accept", "content": {}}))
+                } else {
+                    drivers::codex::respond::respond(m, params, ctx, host)
+                }
+            };
+            // Claude Code: lets every declared tool through, prompt tools too.
+            p.claude_rules = |set| drivers::parts::ClaudeRules { allow: set.servers().map(|s| format!("mcp__{}", s.name)).collect(), ask: Vec::new() };
+        }),
+        parts("fail-closed-empty-success", "fail-closed, but answers every prompt with an empty success instead of a refusal", |p| {
+            p.host_prompts = false;
+            p.respond = |m, _, _, _| if m == "item/tool/requestUserInput" { Ok(json!({"answers": {}})) } else { Ok(json!({})) };
+        }),
+        parts("fail-closed-unprojected", "fail-closed and refuses every request, but projects no per-tool policy, so an approved tool never runs", |p| {
+            p.host_prompts = false;
+            p.respond = |m, _, _, _| Err((-32601, format!("unsupported `{m}`")));
+            p.claude_rules = |_| drivers::parts::ClaudeRules::default();
+            p.codex_config = |set| {
+                let stripped: Vec<McpServerSpec> =
+                    set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
+                drivers::codex::projection::config_toml(&ServerSet::build(stripped).unwrap_or_default())
+            };
+        }),
         parts("drop-policy", "silently drops per-tool policies from the provider config", |p| {
             p.claude_rules = |_| drivers::parts::ClaudeRules::default();
             p.codex_config = |set| {
