@@ -125,24 +125,13 @@ pub trait Driver {
     fn close(&mut self);
 }
 
-/// Capabilities the reference driver claims.
+
+/// Capabilities the reference driver claims: all of them.
 pub fn reference_capabilities() -> BTreeSet<String> {
-    [
-        "codex",
-        "claude",
-        "cursor",
-        "codebuddy",
-        "per-tool-approval",
-        "host-prompts",
-        "fingerprint",
-        "resume",
-        "call-scoped-servers",
-        "http-servers",
-        "secret-rotation",
-        "bridge",
-        "gateway",
-    ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    crate::scenario::CAPABILITIES.iter().map(|(name, _)| name.to_string()).collect()
+}
+
+/// Claimed capabilities the harness does not know.
+pub fn unknown_capabilities(claimed: &BTreeSet<String>) -> Vec<String> {
+    claimed.iter().filter(|c| !crate::scenario::CAPABILITIES.iter().any(|(name, _)| name == c)).cloned().collect()
 }

@@ -25,7 +25,15 @@ pub struct Outcome {
 /// Runs one trial of `scenario` against `driver`.
 pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes) -> Outcome {
     let skipped = |reason| Outcome { verdict: Verdict::Skip(reason), capture: fidelity::Capture::default() };
-    if let Some(reason) = plan::skip_reason(scenario, version, &driver.capabilities()) {
+    let capabilities = driver.capabilities();
+    let unknown = crate::driver::unknown_capabilities(&capabilities);
+    if !unknown.is_empty() {
+        let known: Vec<&str> = crate::scenario::CAPABILITIES.iter().map(|(n, _)| *n).collect();
+        let message = format!("the driver claims unknown capabilities {} (known: {})", unknown.join(", "), known.join(", "));
+        let reason = verdict::NotTestable { at: "hello".into(), message };
+        return Outcome { verdict: Verdict::NotTestable { reason, mismatches: Vec::new() }, capture: fidelity::Capture::default() };
+    }
+    if let Some(reason) = plan::skip_reason(scenario, version, &capabilities) {
         return skipped(reason);
     }
     if fakes.real_only {
@@ -39,7 +47,7 @@ pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn 
     }
     let mut obs = trial::run(scenario, version, driver, fakes);
     // Judged as the driver's prompt design has it; played as written.
-    let expected = design::expectations(scenario, Design::of(&driver.capabilities()));
+    let expected = design::expectations(scenario, Design::of(&capabilities));
     let verdict = verdict::judge(&expected, version, &obs);
     let capture = fidelity::capture(&obs.run.path, &obs, &fakes.mcp);
     if crate::limits::keep_run_dir(verdict.failed()) {

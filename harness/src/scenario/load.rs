@@ -116,6 +116,12 @@ impl Scenario {
         if self.launch.error.is_none() && self.steps.is_empty() {
             return err("id", "field `steps`: a scenario needs steps or `launch.error`".into());
         }
+        for c in &self.requires {
+            if !super::CAPABILITIES.iter().any(|(name, _)| name == c) {
+                let known: Vec<&str> = super::CAPABILITIES.iter().map(|(n, _)| *n).collect();
+                return err(c, format!("field `requires`: unknown capability `{c}` (known: {})", known.join(", ")));
+            }
+        }
         if let Some(&n) = super::design::missing_fail_closed(self).first() {
             let needle = match &self.steps[n - 1] {
                 Step::ToolCall { tool, .. } => tool.clone(),

@@ -20,6 +20,25 @@ pub const COVERAGE_TAGS: &[&str] = &[
     "AC-1", "AC-2", "AC-3", "AC-4", "AC-5", "AC-6", "AC-7", "AC-8", "F1", "F4", "GW-1", "GW-2", "GW-3", "GW-4", "GW-5",
 ];
 
+/// Every capability a driver may claim, with what it means
+/// (docs/driver-protocol.md says the same). A scenario `requires` some; a
+/// driver claiming one not listed here cannot be judged.
+pub const CAPABILITIES: &[(&str, &str)] = &[
+    ("codex", "drives Codex (`codex app-server`)"),
+    ("claude", "drives Claude Code (`claude -p`)"),
+    ("cursor", "drives Cursor's agent CLI"),
+    ("codebuddy", "drives CodeBuddy's CLI"),
+    ("per-tool-approval", "takes a per-tool approval policy (`approve` | `prompt`) for each declared tool"),
+    ("host-prompts", "brings provider prompts to its host and returns the host's answer; without it the driver is judged fail-closed"),
+    ("fingerprint", "reports a fingerprint of its declarations and policies"),
+    ("resume", "re-opens a session with changed declarations or policies"),
+    ("call-scoped-servers", "attaches servers for one call only"),
+    ("http-servers", "attaches streamable HTTP servers, their bearer token named by an environment variable"),
+    ("secret-rotation", "takes a rotated bearer secret on resume"),
+    ("bridge", "bridges the host's own tools to the provider as an MCP server"),
+    ("gateway", "runs gateway tools bound to catalog rows, with approval interrupts and OAuth consent"),
+];
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
