@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use loopback_http::{sse, Handler, Request, Response, Server};
 use serde_json::{json, Value};
 
+use crate::codex::profile::model_name;
 use crate::script::{Action, Turn};
 use crate::wire::Recorder;
 
@@ -139,7 +140,7 @@ impl Model {
         let calls = if has_tools { calls(self.turns.get(prompts.saturating_sub(1))) } else { Vec::new() };
         let (block, stop) = match calls.get(done) {
             Some((step, server, tool, arguments)) => (
-                json!({"type": "tool_use", "id": format!("toolu_fake_{step}"), "name": format!("mcp__{server}__{tool}"), "input": arguments}),
+                json!({"type": "tool_use", "id": format!("toolu_fake_{step}"), "name": crate::claude::profile::model_tool_name(server, tool), "input": arguments}),
                 "tool_use",
             ),
             // Side requests (titles, probes) and the end of a turn.
@@ -179,9 +180,11 @@ pub fn openai_message_id(turn: usize, done: usize) -> String {
 }
 
 /// How Codex exposed `server`'s `tool`: a namespace `mcp__<server>` holding
-/// the function, or a flat function; unknown tools are called flat anyway
-/// (the provider then reports an unsupported call, as it would).
+/// the function, or a flat function, both renamed for the model; unknown
+/// tools are called flat anyway (the provider then reports an unsupported
+/// call, as it would).
 fn resolve_openai_tool(tools: &Value, server: &str, tool: &str) -> (Option<String>, String) {
+    let (server, tool) = (&model_name(server), &model_name(tool));
     let flat = [format!("mcp__{server}__{tool}"), format!("{server}__{tool}")];
     let tools = tools.as_array().cloned().unwrap_or_default();
     for t in &tools {
@@ -198,4 +201,17 @@ fn resolve_openai_tool(tools: &Value, server: &str, tool: &str) -> (Option<Strin
         }
     }
     (None, format!("mcp__{server}__{tool}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_tools_are_found_under_their_renamed_names() {
+        let tools = json!([{"type": "namespace", "name": "mcp__my_srv", "tools": [{"type": "function", "name": "notes_append"}]}]);
+        assert_eq!(resolve_openai_tool(&tools, "my-srv", "notes.append"), (Some("mcp__my_srv".to_string()), "notes_append".to_string()));
+        let flat = json!([{"type": "function", "name": "mcp__notes__notes_append"}]);
+        assert_eq!(resolve_openai_tool(&flat, "notes", "notes.append"), (None, "mcp__notes__notes_append".to_string()));
+    }
 }

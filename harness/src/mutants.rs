@@ -149,6 +149,55 @@ pub fn mutants() -> Vec<Mutant> {
             }
         }),
         parts(
+            "claude-dotted-names",
+            "names Claude Code tools with their dots (`mcp__notes__notes.append`), but the CLI renames them to `notes_append`: the allow rule matches nothing and the prompt tool's name matches no policy",
+            |p| {
+                p.claude_rules = |set| {
+                    let mut rules = drivers::parts::ClaudeRules::default();
+                    for s in set.servers() {
+                        for (tool, policy) in &s.tools {
+                            let name = format!("mcp__{}__{tool}", s.name);
+                            match policy {
+                                ApprovalPolicy::Approve => rules.allow.push(name),
+                                ApprovalPolicy::Prompt => rules.ask.push(name),
+                            }
+                        }
+                    }
+                    rules
+                };
+                // Looks the renamed name up literally: a dotted tool's policy is never found.
+                p.claude_permission = |name, input, ctx, host| {
+                    let literal: Vec<McpServerSpec> = ctx
+                        .servers
+                        .servers()
+                        .map(|s| McpServerSpec {
+                            tools: s.tools.iter().filter(|(t, _)| !t.contains('.')).map(|(t, p)| (t.clone(), *p)).collect(),
+                            ..s.clone()
+                        })
+                        .collect();
+                    let servers = ServerSet::unchecked(literal);
+                    let ctx = drivers::codex::respond::Context { servers: &servers, ..*ctx };
+                    drivers::claude::permission(name, input, &ctx, host)
+                };
+            },
+        ),
+        parts(
+            "codex-renamed-tool-keys",
+            "keys Codex per-tool policies by the model-facing name (`tools.notes_append`), which Codex does not match against `notes.append`",
+            |p| {
+                p.codex_config = |set| {
+                    let renamed: Vec<McpServerSpec> = set
+                        .servers()
+                        .map(|s| McpServerSpec {
+                            tools: s.tools.iter().map(|(t, p)| (t.replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_'), "_"), *p)).collect(),
+                            ..s.clone()
+                        })
+                        .collect();
+                    drivers::codex::projection::config_toml(&ServerSet::unchecked(renamed))
+                };
+            },
+        ),
+        parts(
             "name-only-match",
             "matches approvals by tool name alone, so another server's same-named tool is approved too",
             |p| {

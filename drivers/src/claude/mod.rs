@@ -2,7 +2,8 @@
 //! per turn, `--resume` to continue).
 //!
 //! `approve` is projected to an exact `--allowedTools mcp__S__T`, `prompt` to
-//! an exact `permissions.ask` rule. Every gated call reaches the driver
+//! an exact `permissions.ask` rule, both on the name Claude Code renames the
+//! tool to (see [`projection`]). Every gated call reaches the driver
 //! through its bridge server's permission prompt tool, which decides like the
 //! Codex driver does: policy first, then the host.
 
@@ -24,6 +25,7 @@ use crate::host::Host;
 use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
 use crate::parts::Parts;
 use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, Transport};
+use projection::{claude_part, claude_tool_name, policy_for};
 pub use respond::permission;
 
 /// Name of the permission prompt tool on the bridge server.
@@ -180,12 +182,12 @@ impl ClaudeDriver {
         servers.insert(bridge.to_string(), json!({"type": "http", "url": bridge_url}));
         let rules = (self.parts.claude_rules)(set);
         let mut allow = rules.allow;
-        allow.extend(launch.bridge.iter().flat_map(|b| &b.tools).map(|t| format!("mcp__{bridge}__{}", t.name)));
+        allow.extend(launch.bridge.iter().flat_map(|b| &b.tools).map(|t| claude_tool_name(bridge, &t.name)));
         // Fail-closed, nobody answers a prompt, so global auto-approve is
         // projected: each declared server allowed whole, its prompt tools
         // still asked (an ask rule beats an allow rule).
         if !self.parts.host_prompts && launch.global == GlobalPolicy::AutoApprove {
-            allow.extend(set.servers().map(|s| format!("mcp__{}", s.name)));
+            allow.extend(set.servers().map(|s| format!("mcp__{}", claude_part(&s.name))));
         }
         let mut args = vec![
             "-p".to_string(),
@@ -200,7 +202,7 @@ impl ClaudeDriver {
         // Fail-closed: no one to ask, so the CLI refuses gated calls itself.
         if self.parts.host_prompts {
             args.push("--permission-prompt-tool".into());
-            args.push(format!("mcp__{bridge}__{PERMISSION_TOOL}"));
+            args.push(claude_tool_name(bridge, PERMISSION_TOOL));
         }
         if !allow.is_empty() {
             args.push("--allowedTools".into());
@@ -235,11 +237,16 @@ fn blocks<'a>(msg: &'a Value, kind: &str) -> Vec<&'a Value> {
     msg.pointer("/message/content").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
 }
 
+/// Claude Code's renamed `mcp__S__T` -> the declared (server, tool), else
+/// the renamed tool part of a known server.
 fn split_tool_name(name: &str, set: &ServerSet, bridge: &str) -> (String, String) {
+    if let Some((server, tool, _)) = policy_for(set, name) {
+        return (server, tool);
+    }
     set.servers()
         .map(|s| s.name.as_str())
         .chain([bridge])
-        .find_map(|s| name.strip_prefix(&format!("mcp__{s}__")).map(|t| (s.to_string(), t.to_string())))
+        .find_map(|s| name.strip_prefix(&format!("mcp__{}__", claude_part(s))).map(|t| (s.to_string(), t.to_string())))
         .unwrap_or_else(|| (String::new(), name.to_string()))
 }
 

@@ -142,6 +142,26 @@ impl Profile {
     }
 }
 
+/// Characters a model-facing tool name keeps; every other UTF-16 unit
+/// becomes `_` (both measured versions: `notes.append` -> `notes_append`,
+/// `a b` -> `a_b`, an emoji -> `__`).
+pub fn keeps_in_tool_name(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// A server or tool name as Claude Code renames it for the model, the
+/// permission rules, the permission prompt tool and stream-json; only the
+/// `tools/call` to the MCP server carries the original.
+pub fn sanitize_name(name: &str) -> String {
+    name.chars().flat_map(|c| if keeps_in_tool_name(c) { vec![c] } else { vec!['_'; c.len_utf16()] }).collect()
+}
+
+/// `mcp__<server>__<tool>`, both parts renamed. Two tools of one server
+/// that rename alike are one tool: the first the server lists.
+pub fn model_tool_name(server: &str, tool: &str) -> String {
+    format!("mcp__{}__{}", sanitize_name(server), sanitize_name(tool))
+}
+
 // What Claude Code says, the same in both measured versions.
 
 /// `--output-format stream-json` in print mode without `--verbose`.
@@ -238,5 +258,14 @@ mod tests {
         assert_eq!(new.client_capabilities()["elicitation"], json!({"form": {}, "url": {}}));
         assert!(Profile { version: Version::new(2, 1, 300) }.invalid_prompt_answer_text().ends_with("string}."));
         assert!(Profile { version: Version::new(2, 2, 0) }.probes_discover());
+    }
+
+    #[test]
+    fn model_facing_names_replace_each_utf16_unit_outside_the_set() {
+        assert_eq!(model_tool_name("notes", "notes.append"), "mcp__notes__notes_append");
+        assert_eq!(model_tool_name("my.srv", "a b"), "mcp__my_srv__a_b");
+        assert_eq!(sanitize_name("A-Z_09"), "A-Z_09");
+        assert_eq!(sanitize_name("ü-é"), "_-_");
+        assert_eq!(sanitize_name("e\u{1F600}x"), "e__x");
     }
 }

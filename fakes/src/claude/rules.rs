@@ -6,9 +6,14 @@
 //! * allow rules name one server literally: `mcp__S` or `mcp__S__*` for the
 //!   whole server, `mcp__S__T` (wildcards only inside `T`); `mcp__*`,
 //!   `mcp__*__T`, `*` and a bare `T` allow nothing;
-//! * a `(*)` suffix is the same rule as without it.
+//! * a `(*)` suffix is the same rule as without it;
+//! * every rule is matched against the renamed name the model sees
+//!   ([`profile::model_tool_name`]): `mcp__notes__notes.append` matches
+//!   nothing, `mcp__notes__notes_append` the tool `notes.append`.
 
 use serde_json::{json, Value};
+
+use super::profile;
 
 /// Where a rule came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,12 +70,14 @@ impl Rules {
 
     /// The first allow rule that covers the tool.
     pub fn allowing(&self, server: &str, tool: &str) -> Option<&Rule> {
-        self.allow.iter().find(|r| allow_match(&r.text, server, tool))
+        let (server, tool) = (profile::sanitize_name(server), profile::sanitize_name(tool));
+        self.allow.iter().find(|r| allow_match(&r.text, &server, &tool))
     }
 }
 
+/// The name the model, the rules and the prompt tool know the tool by.
 pub fn tool_name(server: &str, tool: &str) -> String {
-    format!("mcp__{server}__{tool}")
+    profile::model_tool_name(server, tool)
 }
 
 /// `Tool(*)` and `Tool()` are the whole tool.
@@ -233,6 +240,20 @@ mod tests {
             assert_eq!(r.allowing("srv", "echo").is_some(), srv_echo, "{rule}");
             assert_eq!(r.allowing("other", "echo").is_some(), other_echo, "{rule}");
         }
+    }
+
+    #[test]
+    fn rules_match_only_the_renamed_name() {
+        let dotted = rules(&["mcp__notes__notes.append"], &["mcp__notes__notes.append"], &["mcp__notes__notes.append"]);
+        assert!(dotted.allowing("notes", "notes.append").is_none());
+        assert!(!dotted.asks("notes", "notes.append"));
+        assert!(!dotted.denies(&tool_name("notes", "notes.append")));
+        let renamed = rules(&["mcp__notes__notes_append"], &["mcp__notes__notes_append"], &["mcp__notes__notes_append"]);
+        assert!(renamed.allowing("notes", "notes.append").is_some());
+        assert!(renamed.asks("notes", "notes.append"));
+        assert!(renamed.denies(&tool_name("notes", "notes.append")));
+        assert!(rules(&["mcp__my_srv"], &[], &[]).allowing("my.srv", "echo").is_some());
+        assert!(rules(&["mcp__my.srv"], &[], &[]).allowing("my.srv", "echo").is_none());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::config::{ServerConfig, ServerTransport};
-use super::profile::Profile;
+use super::profile::{self, Profile};
 use super::rules::{self, Rules};
 use crate::mcp_client::{CallFailure, Greeting, Handshake, McpConnection, ServerTarget};
 use crate::wire::Recorder;
@@ -24,8 +24,11 @@ pub struct Server {
 }
 
 impl Server {
-    fn has_tool(&self, tool: &str) -> bool {
-        matches!(&self.conn, Ok((c, _)) if c.tool(tool).is_some())
+    /// The tool the model knows as `mcp__<server>__<renamed>`: the first
+    /// the server lists whose name renames to `renamed`.
+    fn tool_renamed(&self, renamed: &str) -> Option<String> {
+        let Ok((c, _)) = &self.conn else { return None };
+        c.tools.iter().find(|t| profile::sanitize_name(&t.name) == renamed).map(|t| t.name.clone())
     }
 }
 
@@ -78,19 +81,22 @@ impl Servers {
         self.list.iter()
     }
 
-    /// Whether `server` is connected and has `tool`.
-    pub fn offers(&self, server: &str, tool: &str) -> bool {
-        self.list.iter().any(|s| s.config.name == server && s.has_tool(tool))
+    /// The tool of `server` that a model call naming `tool` reaches (its
+    /// renamed form picks the first match), if `server` is connected.
+    pub fn resolve(&self, server: &str, tool: &str) -> Option<String> {
+        let renamed = profile::sanitize_name(tool);
+        self.list.iter().find(|s| s.config.name == server).and_then(|s| s.tool_renamed(&renamed))
     }
 
-    /// The MCP tools the model has: connected servers' tools minus denied ones.
+    /// The MCP tools the model has, renamed: connected servers' tools minus
+    /// denied ones, a name that renames like an earlier one dropped.
     pub fn mcp_tools(&self, rules: &Rules) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out: Vec<String> = Vec::new();
         for s in &self.list {
             if let Ok((conn, _)) = &s.conn {
                 for t in &conn.tools {
                     let name = rules::tool_name(&s.config.name, &t.name);
-                    if !rules.denies(&name) {
+                    if !rules.denies(&name) && !out.contains(&name) {
                         out.push(name);
                     }
                 }
@@ -99,10 +105,11 @@ impl Servers {
         out
     }
 
-    /// `mcp__S__T` -> (S, T) for a connected server S.
+    /// A renamed `mcp__S__T` -> (S, the tool's own name) for a connected S.
     pub fn split_name(&self, name: &str) -> Option<(String, String)> {
         self.list.iter().find_map(|s| {
-            name.strip_prefix(&format!("mcp__{}__", s.config.name)).filter(|t| s.has_tool(t)).map(|t| (s.config.name.clone(), t.to_string()))
+            let renamed = name.strip_prefix(&format!("mcp__{}__", profile::sanitize_name(&s.config.name)))?;
+            s.tool_renamed(renamed).map(|t| (s.config.name.clone(), t))
         })
     }
 

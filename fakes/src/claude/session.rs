@@ -162,12 +162,13 @@ impl Session {
     }
 
     fn decide_and_run(&mut self, server: &str, tool: &str, name: &str, id: &str, arguments: &Value) -> (CallOutcome, Option<String>) {
-        let available = self.servers.offers(server, tool) && !self.rules.denies(name);
-        if !available {
+        // The model calls the renamed name; the server gets its own tool name.
+        let Some(tool) = self.servers.resolve(server, tool).filter(|_| !self.rules.denies(name)) else {
             let mut o = CallOutcome::refused("removed", Rendered::error(profile::no_such_tool(name)));
             o.denial = false;
             return (o, None);
-        }
+        };
+        let tool = tool.as_str();
         let reports = self.profile.reports_permission_decision();
         let decision_meta = |decision: Value| -> Value {
             let mut m = json!({"id": id});

@@ -270,6 +270,30 @@ pub fn thread_not_found(thread_id: &Value) -> String {
     format!("thread not found: {thread_id}")
 }
 
+/// A server or tool name as the model sees it (every measured version): each
+/// character outside [A-Za-z0-9_] becomes `_` (`notes.append` ->
+/// `notes_append`, `my-srv` -> `my_srv`), in namespace `mcp__<server>`.
+/// Everything else (per-tool `approval_mode` keys, the elicitation, the item,
+/// `tools/call`) keeps the original name; `tools.notes_append` in config
+/// does not match `notes.append`. Tools that rename alike get a 12-hex
+/// suffix each (not simulated: the fake has no model-facing tool list).
+pub fn model_name(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+/// The table "always" approval writes into CODEX_HOME/config.toml; a tool
+/// name that is not a bare key is quoted (`tools."notes.append"`).
+pub fn approved_tool_table(server: &str, tool: &str) -> String {
+    let key = |k: &str| {
+        if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            k.to_string()
+        } else {
+            toml::Value::String(k.to_string()).to_string()
+        }
+    };
+    format!("\n[mcp_servers.{}.tools.{}]\napproval_mode = \"approve\"\n", key(server), key(tool))
+}
+
 /// How the model's view of a call to a tool it was not given begins.
 pub const UNSUPPORTED_CALL: &str = "unsupported call";
 
@@ -291,4 +315,18 @@ pub fn tool_call_error(error: &str) -> String {
 /// The startup error of an HTTP server whose token variable is unset.
 pub fn missing_bearer_token(var: &str) -> String {
     format!("environment variable `{var}` for the bearer token is not set")
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn model_names_and_persisted_keys() {
+        assert_eq!(model_name("notes.append"), "notes_append");
+        assert_eq!(model_name("my-srv"), "my_srv");
+        assert_eq!(model_name("e\u{1F600}x"), "e_x");
+        assert_eq!(approved_tool_table("notes", "notes.append"), "\n[mcp_servers.notes.tools.\"notes.append\"]\napproval_mode = \"approve\"\n");
+        assert_eq!(approved_tool_table("a", "t"), "\n[mcp_servers.a.tools.t]\napproval_mode = \"approve\"\n");
+    }
 }

@@ -41,7 +41,7 @@ impl Thread {
                 self.approved_for_session.insert((server.to_string(), tool.to_string()));
                 let path = home.join("config.toml");
                 let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-                text.push_str(&format!("\n[mcp_servers.{server}.tools.{tool}]\napproval_mode = \"approve\"\n"));
+                text.push_str(&crate::codex::profile::approved_tool_table(server, tool));
                 let _ = std::fs::write(&path, text);
                 rec.record(&json!({"event": "persisted", "server": server, "tool": tool}));
             }
