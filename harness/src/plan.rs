@@ -240,3 +240,25 @@ pub fn real_run_skip(scenario: &Scenario) -> Option<SkipReason> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_search_runs_both_ways_only_where_the_version_has_it() {
+        let (old, new) = (fakes::claude::profile::MEASURED[0], fakes::claude::profile::MEASURED[1]);
+        assert_eq!(ToolSearch::modes(Provider::Claude, Some(old)), [ToolSearch::Off]);
+        assert_eq!(ToolSearch::modes(Provider::Claude, Some(new)), [ToolSearch::Off, ToolSearch::On]);
+        assert_eq!(ToolSearch::modes(Provider::Codex, fakes::codex::profile::MEASURED.last().copied()), [ToolSearch::Off]);
+        let claude = targets(Provider::Claude);
+        assert_eq!(claude.len(), 3);
+        assert_eq!(claude.last(), Some(&Target { version: Some(new), tool_search: ToolSearch::On }));
+        let (scenarios, _) = embedded();
+        let s = scenarios.iter().find(|s| s.provider == Provider::Claude).unwrap();
+        let on = Target { version: Some(new), tool_search: ToolSearch::On };
+        assert_eq!(trial_name(s, on), format!("claude-{new}+tool-search::{}", s.id));
+        assert_eq!(trial_name(s, Some(new)), format!("claude-{new}::{}", s.id));
+        assert_eq!(provider_label(Provider::Claude, on), format!("claude {new}+tool-search"));
+    }
+}
