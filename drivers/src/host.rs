@@ -32,3 +32,22 @@ pub trait Host {
     /// A gateway pause (approval interrupt, OAuth consent) and its answer.
     fn interrupt(&mut self, event: &GatewayEvent) -> ResumeAnswer;
 }
+
+/// The host as a fail-closed driver sees it: every prompt is refused
+/// without asking; the host's own tools and gateway pauses still reach it
+/// (they are the driver's own calls, not provider prompts).
+pub struct FailClosed<'a>(pub &'a mut dyn Host);
+
+impl Host for FailClosed<'_> {
+    fn decide(&mut self, _prompt: &HostPrompt) -> HostDecision {
+        HostDecision::Decline
+    }
+
+    fn call_tool(&mut self, tool: &str, arguments: &serde_json::Value) -> serde_json::Value {
+        self.0.call_tool(tool, arguments)
+    }
+
+    fn interrupt(&mut self, event: &GatewayEvent) -> ResumeAnswer {
+        self.0.interrupt(event)
+    }
+}

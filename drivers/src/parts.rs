@@ -42,6 +42,9 @@ pub struct Parts {
     /// The child's call id for a bridged call: from `_meta`, else the item
     /// the provider announced.
     pub bridge_call_id: fn(meta: &Value, announced: Option<String>) -> String,
+    /// Provider prompts go to the host; false: the driver refuses every
+    /// prompt itself (fail-closed) and Claude Code gets no prompt tool.
+    pub host_prompts: bool,
 }
 
 impl Parts {
@@ -75,6 +78,12 @@ impl Parts {
                     .or(announced)
                     .unwrap_or_default()
             },
+            host_prompts: true,
         }
+    }
+
+    /// The reference design, fail-closed.
+    pub fn fail_closed() -> Parts {
+        Parts { host_prompts: false, ..Parts::reference() }
     }
 }

@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 
-CAPABILITIES = ["codex", "per-tool-approval", "fingerprint", "resume", "http-servers", "secret-rotation"]
+CAPABILITIES = ["codex", "per-tool-approval", "host-prompts", "fingerprint", "resume", "http-servers", "secret-rotation"]
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 TOOL_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 

@@ -8,5 +8,7 @@ pub mod version;
 pub mod mcp;
 pub mod mcp_client;
 pub mod model;
+pub mod proxy;
 pub mod relay;
 pub mod script;
+mod uuid;

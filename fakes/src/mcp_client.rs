@@ -18,11 +18,15 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 /// How a provider introduces itself to MCP servers.
 #[derive(Debug, Clone)]
 pub struct ClientProfile {
-    /// `clientInfo.name` and `clientInfo.version`.
+    /// `clientInfo.name`, `clientInfo.title` (left out when `None`) and
+    /// `clientInfo.version`.
     pub name: &'static str,
-    pub version: &'static str,
+    pub title: Option<&'static str>,
+    pub version: String,
     pub protocol_version: &'static str,
     pub capabilities: Value,
+    /// `capabilities.experimental` announced to stdio servers only.
+    pub stdio_experimental: Option<Value>,
     /// Claude Code 2.1.332 first asks `server/discover`, falling back on -32601.
     pub probe_discover: bool,
 }
@@ -49,6 +53,10 @@ pub struct McpConnection {
     pub tools: Vec<Tool>,
     transport: Transport,
     next_id: u64,
+    /// The last progressToken handed out on this session (tools/list takes 0).
+    progress_token: u64,
+    /// A notification went out after the last answer came in.
+    unanswered_notification: bool,
 }
 
 enum Transport {
@@ -57,6 +65,10 @@ enum Transport {
 }
 
 impl Transport {
+    fn is_stdio(&self) -> bool {
+        matches!(self, Transport::Stdio { .. })
+    }
+
     /// Starts (stdio) or addresses (HTTP) one server, without any handshake.
     fn open(settings: &ServerTarget, env: &BTreeMap<String, String>) -> Result<Transport, String> {
         if let Some(url) = &settings.url {
@@ -100,8 +112,14 @@ impl Transport {
 }
 
 impl McpConnection {
+    fn new(transport: Transport) -> McpConnection {
+        McpConnection { tools: Vec::new(), transport, next_id: 0, progress_token: 0, unanswered_notification: false }
+    }
+
     /// Starts (stdio) or reaches (HTTP) the server, initializes it and lists
-    /// its tools. `env` is the provider's own environment, which stdio servers
+    /// its tools, as Codex does: `notifications/initialized` without params,
+    /// then (HTTP) the optional GET stream, then tools/list with progress
+    /// token 0. `env` is the provider's own environment, which stdio servers
     /// inherit.
     pub fn connect(
         settings: &ServerTarget,
@@ -109,21 +127,15 @@ impl McpConnection {
         profile: &ClientProfile,
     ) -> Result<McpConnection, String> {
         let transport = Transport::open(settings, env)?;
-        let mut conn = McpConnection { tools: Vec::new(), transport, next_id: 0 };
+        let mut conn = McpConnection::new(transport);
         if profile.probe_discover {
             // Any error (the usual -32601) means: fall back to initialize.
             let _ = conn.request("server/discover", json!({}));
         }
-        conn.request(
-            "initialize",
-            json!({
-                "protocolVersion": profile.protocol_version,
-                "capabilities": profile.capabilities,
-                "clientInfo": {"name": profile.name, "version": profile.version}
-            }),
-        )?;
-        conn.notify("notifications/initialized", json!({}))?;
-        let listed = conn.request("tools/list", json!({}))?;
+        conn.request("initialize", initialize_params(profile, conn.transport.is_stdio()))?;
+        conn.notify("notifications/initialized", Value::Null)?;
+        conn.open_stream();
+        let listed = conn.request("tools/list", json!({"_meta": {"progressToken": conn.progress_token}}))?;
         conn.tools = parse_tools(&listed);
         Ok(conn)
     }
@@ -132,12 +144,23 @@ impl McpConnection {
         self.tools.iter().find(|t| t.name == name)
     }
 
-    pub fn call(&mut self, tool: &str, arguments: &Value, meta: Value) -> Result<Value, String> {
+    /// Calls a tool with `meta` as `_meta`, plus this session's next
+    /// progressToken.
+    pub fn call(&mut self, tool: &str, arguments: &Value, mut meta: Value) -> Result<Value, String> {
+        self.progress_token += 1;
+        if let Some(m) = meta.as_object_mut() {
+            m.insert("progressToken".into(), json!(self.progress_token));
+        }
         self.request("tools/call", json!({"name": tool, "arguments": arguments, "_meta": meta}))
     }
 
+    /// Sends a notification; `params` Null is left out.
     pub fn notify(&mut self, method: &str, params: Value) -> Result<(), String> {
-        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.unanswered_notification = true;
         match &mut self.transport {
             Transport::Stdio { stdin, .. } => wire::write_message(stdin, &msg).map_err(|e| e.to_string()),
             Transport::Http { .. } => self.http_post(&msg).map(|_| ()),
@@ -164,10 +187,24 @@ impl McpConnection {
                 .http_post(&msg)?
                 .ok_or_else(|| format!("MCP server sent no body for `{method}`"))?,
         };
+        self.unanswered_notification = false;
         if let Some(err) = reply.get("error") {
             return Err(err.get("message").and_then(Value::as_str).unwrap_or("MCP error").to_string());
         }
         Ok(reply.get("result").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Opens the optional server-to-client SSE stream (GET), as both real
+    /// CLIs do after `notifications/initialized`; whatever the answer (our
+    /// servers say 405), the session carries on and the stream is not read.
+    fn open_stream(&mut self) {
+        let Transport::Http { url, headers, session } = &self.transport else { return };
+        let mut head = vec![("accept".to_string(), "text/event-stream".to_string()), ("connection".to_string(), "close".to_string())];
+        head.extend(headers.iter().map(|(n, v)| (n.clone(), v.clone())));
+        if let Some(s) = session {
+            head.push(("mcp-session-id".into(), s.clone()));
+        }
+        let _ = loopback_http::request("GET", url, &head, Vec::new(), STREAM_TIMEOUT);
     }
 
     /// One POST on a fresh loopback connection. Returns the JSON body, if any.
@@ -231,6 +268,27 @@ impl McpConnection {
 /// Error text of an HTTP exchange whose answer did not come in time.
 const HTTP_TIMED_OUT: &str = "timed out waiting for the MCP server";
 
+/// How long the optional GET stream may take to be answered or refused.
+const STREAM_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a stdio server is given, before it is stopped, to read a
+/// notification sent last (such as a `notifications/cancelled`): the real
+/// CLIs take longer than that to exit after sending one.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// The `initialize` params of [`McpConnection::connect`].
+fn initialize_params(profile: &ClientProfile, stdio: bool) -> Value {
+    let mut client_info = json!({"name": profile.name, "version": profile.version});
+    if let Some(title) = profile.title {
+        client_info["title"] = json!(title);
+    }
+    let mut capabilities = profile.capabilities.clone();
+    if let (true, Some(experimental)) = (stdio, &profile.stdio_experimental) {
+        capabilities["experimental"] = experimental.clone();
+    }
+    json!({"protocolVersion": profile.protocol_version, "capabilities": capabilities, "clientInfo": client_info})
+}
+
 /// A handshake spelled out message by message, for a provider whose exact
 /// wire shape matters (Claude Code: a string-id `server/discover` probe,
 /// request ids counted from 0, its full clientInfo).
@@ -274,7 +332,7 @@ impl McpConnection {
         handshake: &Handshake,
     ) -> Result<(McpConnection, Greeting), String> {
         let transport = Transport::open(settings, env)?;
-        let mut conn = McpConnection { tools: Vec::new(), transport, next_id: 0 };
+        let mut conn = McpConnection::new(transport);
         let mut no_requests = |_: &str, _: &Value| None;
         if let Some((id, params)) = &handshake.discover {
             let _ = conn.exchange(id.clone(), "server/discover", params.clone(), CALL_TIMEOUT, None, &mut no_requests);
@@ -291,6 +349,7 @@ impl McpConnection {
                 conn.http_post(&msg)?;
             }
         }
+        conn.open_stream();
         conn.next_id += 1;
         let listed = conn
             .exchange(json!(conn.next_id), "tools/list", Value::Null, CALL_TIMEOUT, None, &mut no_requests)
@@ -320,24 +379,15 @@ impl McpConnection {
         self.exchange(json!(id), "tools/call", params, timeout, Some(cancel_reason), on_request)
     }
 
-    /// Ends the connection the gentle way: a stdio server gets EOF and up to
-    /// `grace` to exit (so it still reads what was sent last, such as a
-    /// `notifications/cancelled`) before it is killed.
-    pub fn close(mut self, grace: Duration) {
-        let placeholder = Transport::Http { url: String::new(), headers: BTreeMap::new(), session: None };
-        if let Transport::Stdio { mut child, stdin, lines } = std::mem::replace(&mut self.transport, placeholder) {
-            drop(stdin);
-            let deadline = std::time::Instant::now() + grace;
-            while std::time::Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            drop(lines);
-            let _ = child.kill();
-            let _ = child.wait();
+    /// Ends the connection as the real CLIs do at exit: a stdio server is
+    /// killed with its input still open, so it never reads EOF. A
+    /// notification sent after the last answer (such as a
+    /// `notifications/cancelled`) is first given up to `grace` to be read.
+    pub fn close(self, grace: Duration) {
+        if self.transport.is_stdio() && self.unanswered_notification {
+            std::thread::sleep(grace.min(SETTLE));
         }
+        // Drop kills the server before its input closes.
     }
 
     /// One request and its answer, with a deadline. `params` Null is left out.
@@ -394,6 +444,7 @@ impl McpConnection {
             }
             return Err(CallFailure::TimedOut);
         };
+        self.unanswered_notification = false;
         if let Some(err) = reply.get("error") {
             return Err(CallFailure::Rpc {
                 code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
@@ -430,6 +481,8 @@ fn parse_tools(listed: &Value) -> Vec<Tool> {
 }
 
 impl Drop for McpConnection {
+    /// A stdio server is killed first: its input closes only afterwards, with
+    /// the connection's fields, so it never sees EOF.
     fn drop(&mut self) {
         if let Transport::Stdio { child, .. } = &mut self.transport {
             let _ = child.kill();
@@ -446,18 +499,24 @@ mod tests {
 
     use super::*;
 
-    /// JSON answers, except `tools/list` (SSE, a notification first) and
-    /// `tools/call` (answered after a second).
+    /// JSON answers, except `tools/list` (SSE, a notification first),
+    /// `tools/call` (answered after a second) and GET (405).
     #[derive(Default)]
     struct Server {
         seen: Arc<Mutex<Vec<(String, Option<String>, Option<String>)>>>,
+        messages: Arc<Mutex<Vec<Value>>>,
     }
 
     impl Handler for Server {
         fn handle(&self, req: &Request) -> Response {
-            let msg: Value = serde_json::from_slice(&req.body).unwrap();
-            let method = msg["method"].as_str().unwrap_or("").to_string();
             let (session, auth) = (req.header("mcp-session-id"), req.header("authorization"));
+            if req.method == "GET" {
+                self.seen.lock().unwrap().push(("GET".into(), session.map(String::from), auth.map(String::from)));
+                return Response::empty(405);
+            }
+            let msg: Value = serde_json::from_slice(&req.body).unwrap();
+            self.messages.lock().unwrap().push(msg.clone());
+            let method = msg["method"].as_str().unwrap_or("").to_string();
             self.seen.lock().unwrap().push((method.clone(), session.map(String::from), auth.map(String::from)));
             let ok = |result: Value| json!({"jsonrpc": "2.0", "id": msg["id"], "result": result});
             match method.as_str() {
@@ -484,29 +543,46 @@ mod tests {
     #[test]
     fn http_sessions_sse_answers_and_timeouts() {
         let server = Server::default();
-        let seen = server.seen.clone();
+        let (seen, messages) = (server.seen.clone(), server.messages.clone());
         let http = loopback_http::serve(server).unwrap();
         let target = ServerTarget {
             url: Some(http.url_for("/mcp")),
             headers: BTreeMap::from([("authorization".to_string(), "Bearer t".to_string())]),
             ..ServerTarget::default()
         };
-        let profile = ClientProfile { name: "t", version: "0", protocol_version: "2025-06-18", capabilities: json!({}), probe_discover: false };
+        let profile = ClientProfile {
+            name: "t",
+            title: Some("T"),
+            version: "1.2.3".into(),
+            protocol_version: "2025-06-18",
+            capabilities: json!({"elicitation": {}}),
+            stdio_experimental: Some(json!({"x/y": {}})),
+            probe_discover: false,
+        };
         let mut conn = McpConnection::connect(&target, &BTreeMap::new(), &profile).unwrap();
         assert_eq!(conn.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["t"]);
+        conn.call("t", &json!({}), json!({"k": 1})).unwrap();
         let start = std::time::Instant::now();
         let failed = conn.call_with_timeout("t", &json!({}), |_| Value::Null, Duration::from_millis(100), "late", &mut |_, _| None);
         assert_eq!(failed, Err(CallFailure::TimedOut));
         assert!(start.elapsed() < Duration::from_millis(800), "{:?}", start.elapsed());
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while seen.lock().unwrap().len() < 5 && std::time::Instant::now() < deadline {
+        while seen.lock().unwrap().len() < 7 && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         let seen = seen.lock().unwrap().clone();
         let methods: Vec<&str> = seen.iter().map(|(m, _, _)| m.as_str()).collect();
-        assert_eq!(methods, ["initialize", "notifications/initialized", "tools/list", "tools/call", "notifications/cancelled"]);
+        assert_eq!(methods, ["initialize", "notifications/initialized", "GET", "tools/list", "tools/call", "tools/call", "notifications/cancelled"]);
         assert_eq!(seen[0].1, None);
         assert!(seen[1..].iter().all(|(_, s, a)| s.as_deref() == Some("s1") && a.as_deref() == Some("Bearer t")));
+        // Title and version as given, no stdio-only capability over HTTP, no
+        // params on notifications/initialized, progress tokens from 0.
+        let messages = messages.lock().unwrap().clone();
+        assert_eq!(messages[0]["params"]["clientInfo"], json!({"name": "t", "title": "T", "version": "1.2.3"}));
+        assert_eq!(messages[0]["params"]["capabilities"], json!({"elicitation": {}}));
+        assert!(messages[1].get("params").is_none(), "{}", messages[1]);
+        assert_eq!(messages[2]["params"], json!({"_meta": {"progressToken": 0}}));
+        assert_eq!(messages[3]["params"]["_meta"], json!({"k": 1, "progressToken": 1}));
         drop(http);
         let failed = conn.call_with_timeout("t", &json!({}), |_| Value::Null, Duration::from_secs(5), "late", &mut |_, _| None);
         assert!(matches!(failed, Err(CallFailure::Transport(ref m)) if m.starts_with("connect 127.0.0.1:")), "{failed:?}");

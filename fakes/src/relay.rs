@@ -1,23 +1,29 @@
 //! `relay --log FILE -- PROGRAM ARGS...`: runs a real provider CLI between
 //! the driver and itself, passing stdin and stdout through line by line and
 //! recording every line, so a real run leaves the same kind of transcript
-//! the fakes write.
+//! the fakes write. HTTP MCP servers in `--mcp-config` that are not the
+//! harness's own (`--own-url`) belong to the driver: the CLI reaches them
+//! through a recording proxy (`crate::proxy`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{json, Value};
 
+use crate::proxy::Proxy;
 use crate::wire::Recorder;
 
 pub fn main_with_args(args: Vec<String>) -> i32 {
     let mut log = None;
+    let mut own = Vec::new();
     let mut it = args.into_iter();
     let mut rest = Vec::new();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--log" => log = it.next().map(PathBuf::from),
+            "--own-url" => own.extend(it.next()),
             "--" => {
                 rest = it.collect();
                 break;
@@ -29,7 +35,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         }
     }
     let (Some(log), Some((program, program_args))) = (log, rest.split_first()) else {
-        eprintln!("usage: relay --log FILE -- PROGRAM ARGS...");
+        eprintln!("usage: relay --log FILE [--own-url URL]... -- PROGRAM ARGS...");
         return 2;
     };
     let rec = match Recorder::open(&log) {
@@ -39,7 +45,15 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             return 2;
         }
     };
-    let mut child = match Command::new(program).args(program_args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn() {
+    let proxied = Arc::new(OnceLock::new());
+    let (args, _proxies) = match proxy_driver_servers(program_args, &own, &proxied) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("relay: cannot start a proxy: {e}");
+            return 1;
+        }
+    };
+    let mut child = match Command::new(program).args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("relay: cannot start {program}: {e}");
@@ -48,6 +62,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     };
     // Every line is the child's: its records name it, not the relay.
     let rec = rec.for_process(child.id());
+    let _ = proxied.set(rec.clone());
     rec.record(&json!({"event": "launch", "pid": child.id(), "relay_pid": std::process::id(), "argv": program_args}));
     let (Some(mut to_child), Some(from_child)) = (child.stdin.take(), child.stdout.take()) else { return 1 };
     let rec_in = rec.clone();
@@ -69,6 +84,31 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     let code = child.wait().ok().and_then(|s| s.code()).unwrap_or(1);
     rec.record(&json!({"event": "exit", "code": code}));
     code
+}
+
+/// `args` with each driver-owned HTTP server of a JSON `--mcp-config`
+/// pointed at a recording proxy, and the proxies (alive while held).
+fn proxy_driver_servers(args: &[String], own: &[String], rec: &Arc<OnceLock<Recorder>>) -> std::io::Result<(Vec<String>, Vec<Proxy>)> {
+    let mut out = args.to_vec();
+    let mut proxies = Vec::new();
+    for i in 1..out.len() {
+        if out[i - 1] != "--mcp-config" {
+            continue;
+        }
+        let Ok(mut config) = serde_json::from_str::<Value>(&out[i]) else { continue };
+        let Some(servers) = config.get_mut("mcpServers").and_then(Value::as_object_mut) else { continue };
+        for (name, server) in servers.iter_mut() {
+            let Some(url) = server.get("url").and_then(Value::as_str).map(String::from) else { continue };
+            if server["type"] != "http" || own.contains(&url) {
+                continue;
+            }
+            let proxy = Proxy::start(name, &url, rec.clone())?;
+            server["url"] = json!(proxy.url());
+            proxies.push(proxy);
+        }
+        out[i] = config.to_string();
+    }
+    Ok((out, proxies))
 }
 
 fn parse(line: &str) -> Value {

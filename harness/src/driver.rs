@@ -133,6 +133,7 @@ pub fn reference_capabilities() -> BTreeSet<String> {
         "cursor",
         "codebuddy",
         "per-tool-approval",
+        "host-prompts",
         "fingerprint",
         "resume",
         "call-scoped-servers",

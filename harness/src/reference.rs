@@ -11,7 +11,11 @@ use drivers::{ApprovalPolicy, BridgeSpec, GlobalPolicy, HostDecision, HostPrompt
 use serde_json::Value;
 
 use crate::driver::{self, Driver, Failure, Host, Launch, ServerSpec, Transport, TurnOutput};
+use crate::scenario::design::HOST_PROMPTS;
 use crate::scenario::HostAnswer;
+
+/// The name of [`ReferenceDriver::fail_closed`].
+pub const FAIL_CLOSED: &str = "reference-fail-closed";
 
 /// Adapter-level faults: bugs in how a driver library is wired into a host,
 /// as opposed to the [`Parts`] it is made of.
@@ -52,6 +56,12 @@ pub struct ReferenceDriver {
 impl ReferenceDriver {
     pub fn new() -> ReferenceDriver {
         ReferenceDriver::variant("reference", Parts::reference(), Wiring::default())
+    }
+
+    /// The reference design as a fail-closed driver: it refuses every
+    /// provider prompt itself and does not claim `host-prompts`.
+    pub fn fail_closed() -> ReferenceDriver {
+        ReferenceDriver::variant(FAIL_CLOSED, Parts::fail_closed(), Wiring::default())
     }
 
     pub fn variant(name: &str, parts: Parts, wiring: Wiring) -> ReferenceDriver {
@@ -110,7 +120,11 @@ impl Driver for ReferenceDriver {
     }
 
     fn capabilities(&self) -> BTreeSet<String> {
-        driver::reference_capabilities()
+        let mut caps = driver::reference_capabilities();
+        if !self.parts.host_prompts {
+            caps.remove(HOST_PROMPTS);
+        }
+        caps
     }
 
     fn fingerprint(&mut self, servers: &[ServerSpec], global_policy: &str) -> Result<String, Failure> {

@@ -9,6 +9,7 @@ use fakes::version::Version;
 
 use crate::driver::{Driver, Failure};
 use crate::plan::{self, SkipReason, Target, Trial};
+use crate::scenario::design::{self, Design};
 use crate::scenario::Scenario;
 use crate::source::DriverSource;
 use crate::trial::{self, Fakes};
@@ -40,7 +41,9 @@ pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn
         }
     }
     let mut obs = trial::run(scenario, target, driver, fakes);
-    let verdict = verdict::judge(scenario, version, &obs);
+    // Judged as the driver's prompt design has it; played as written.
+    let expected = design::expectations(scenario, Design::of(&driver.capabilities()));
+    let verdict = verdict::judge(&expected, version, &obs);
     let capture = fidelity::capture(&obs.run.path, &obs, &fakes.mcp);
     if crate::limits::keep_run_dir(verdict.failed()) {
         if let Some(dir) = obs.run.dir.take() {

@@ -3,11 +3,11 @@
 
 use crate::driver::{Driver, Failure};
 use crate::mutants::mutants;
-use crate::reference::ReferenceDriver;
+use crate::reference::{ReferenceDriver, FAIL_CLOSED};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DriverSource {
-    /// `reference` or `mutant:NAME`, in process.
+    /// `reference`, `reference-fail-closed` or `mutant:NAME`, in process.
     Builtin(String),
     /// A shim program and its arguments (docs/driver-protocol.md).
     Shim(Vec<String>),
@@ -16,6 +16,10 @@ pub enum DriverSource {
 impl DriverSource {
     pub fn reference() -> DriverSource {
         DriverSource::Builtin("reference".into())
+    }
+
+    pub fn fail_closed() -> DriverSource {
+        DriverSource::Builtin(FAIL_CLOSED.into())
     }
 
     pub fn mutant(name: &str) -> DriverSource {
@@ -34,6 +38,7 @@ impl DriverSource {
         match self {
             DriverSource::Shim(cmd) => Ok(Box::new(crate::shim::ShimDriver::start(cmd)?)),
             DriverSource::Builtin(name) if name == "reference" => Ok(Box::new(ReferenceDriver::new())),
+            DriverSource::Builtin(name) if name == FAIL_CLOSED => Ok(Box::new(ReferenceDriver::fail_closed())),
             DriverSource::Builtin(name) => {
                 let wanted = name.strip_prefix("mutant:").unwrap_or(name);
                 mutants()

@@ -1,4 +1,5 @@
-//! `cargo test -p harness`: every scenario against the reference driver on
+//! `cargo test -p harness`: every scenario against the reference driver (as
+//! written, and fail-closed: refusing every prompt itself) on
 //! every measured Codex version, and every scenario against the mutants it
 //! names in `caught_by`, which must fail it. Discovery and fan-out live here;
 //! policy lives in the library.
@@ -51,6 +52,17 @@ fn main() {
     for t in plan::trials(&scenarios, &[DriverSource::reference()], &[]) {
         let skip = plan::skip_reason(&t.scenario, t.version, &capabilities);
         let trial = Trial::test(t.name(), move || {
+            let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
+            outcome.verdict.into_result().map_err(Failed::from)
+        });
+        trials.push(trial.with_ignored_flag(skip.is_some()));
+    }
+    // The same design refusing every prompt itself must pass too.
+    let fail_closed = DriverSource::fail_closed();
+    let fc_capabilities = fail_closed.make().map(|d| d.capabilities()).unwrap_or_default();
+    for t in plan::trials(&scenarios, &[fail_closed], &[]) {
+        let skip = plan::skip_reason(&t.scenario, t.version, &fc_capabilities);
+        let trial = Trial::test(format!("fail-closed::{}", t.name()), move || {
             let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
             outcome.verdict.into_result().map_err(Failed::from)
         });

@@ -34,6 +34,8 @@ fn tool_timeout_rules() {
         assert_eq!((o["item_status"].as_str(), o["is_error"].as_bool()), (Some("failed"), Some(true)));
         let cancelled = lab.received("lab", "notifications/cancelled");
         assert_eq!(cancelled.len(), 1, "{version}");
+        // Killed at exit, as the real CLI does: the server never reads EOF.
+        assert!(!lab.recording("lab").iter().any(|e| e["event"] == "eof"), "{version}");
         let call_id = &lab.received("lab", "tools/call")[0]["id"];
         assert_eq!(cancelled[0]["params"], json!({"requestId": call_id, "reason": reason}));
     }
@@ -357,6 +359,9 @@ fn http_server_gets_the_expanded_bearer_header_and_argv_is_recorded() {
     assert_eq!(ran.init()["mcp_servers"][0]["status"], "connected");
     assert_eq!(lab.outcomes()[0]["item_status"], "completed");
     assert_eq!(lab.calls("web")[0]["meta"]["claudecode/toolUseId"], "toolu_fake_0");
+    // The optional GET stream, refused, opened with the session's bearer.
+    let gets: Vec<Value> = lab.recording("web").into_iter().filter(|e| e["event"] == "http" && e["method"] == "GET").collect();
+    assert_eq!(gets, [json!({"event": "http", "method": "GET", "path": "/mcp", "bearer": true, "status": 405})]);
     // The launch record holds argv as given (here with the variable, not the secret).
     let launch = &lab.transcript()[0];
     assert_eq!(launch["event"], "launch");

@@ -362,15 +362,23 @@ fn annotations_decide_under_auto() {
 
 #[test]
 fn call_meta_grows_with_versions() {
-    for (version, call_id, session_id) in [("0.148.0", false, false), ("0.153.4", true, false), ("0.171.0", true, true)] {
+    // As the real recordings show: callId from 0.148.0, itemId from 0.153.4,
+    // sessionId and windowId in 0.171.0.
+    let cases = [("0.147.0", false, false, false), ("0.148.0", true, false, false), ("0.153.4", true, true, false), ("0.171.0", true, true, true)];
+    for (version, call_id, item_id, session_id) in cases {
         let mut s = start(version, plain(), &["ro"], "", &[]).unwrap();
         let t = thread_id(&s.thread(json!({})));
         s.turn(&t, decline);
         let rec = fakes::wire::read_jsonl(&s.dir.join("lab.jsonl")).unwrap();
         let meta = &rec.iter().find(|e| e["event"] == "tools/call").unwrap()["meta"];
-        assert!(meta.get("progressToken").is_some() && meta.get("threadId").is_some());
+        // tools/list took progress token 0 on this server.
+        assert_eq!((&meta["progressToken"], &meta["threadId"]), (&json!(1), &json!(t)), "{version}");
         assert_eq!(meta.get("callId").is_some(), call_id, "{version}");
+        assert_eq!(meta.get("itemId").and_then(Value::as_str).is_some_and(|i| i.starts_with("fc_")), item_id, "{version}");
         assert_eq!(meta.get("sessionId").is_some(), session_id, "{version}");
+        assert_eq!(meta.get("windowId"), session_id.then(|| json!(format!("{t}:0"))).as_ref(), "{version}");
+        let turn = &meta["x-codex-turn-metadata"];
+        assert_eq!((&turn["thread_id"], &turn["session_id"], &turn["model"]), (&json!(t), &json!(t), &json!("mock-model")), "{version}");
     }
 }
 
@@ -410,4 +418,27 @@ fn a_thread_without_turns_cannot_be_resumed() {
     s.turn(&t, decline);
     let r = s.request("thread/resume", json!({"threadId": t})).unwrap();
     assert_eq!(r["result"]["thread"]["id"], json!(t), "{r}");
+}
+
+#[test]
+fn stdio_server_handshake_and_exit_as_the_real_client() {
+    for (version, experimental) in [("0.153.4", None), ("0.171.0", Some(json!({"codex/auth-change": {}})))] {
+        let mut s = start(version, plain(), &["plain"], "", &[]).unwrap();
+        let t = thread_id(&s.thread(json!({})));
+        s.turn(&t, decline);
+        // Closing its input ends the app-server, which kills the server
+        // before that server's input closes: no EOF reaches it.
+        let Session { mut child, stdin, dir, _dir, .. } = s;
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+        std::thread::sleep(Duration::from_millis(200));
+        let rec = fakes::wire::read_jsonl(&dir.join("lab.jsonl")).unwrap();
+        assert!(!rec.iter().any(|e| e["event"] == "eof"), "{version}: {rec:?}");
+        let sent: Vec<&Value> = rec.iter().filter(|e| e["dir"] == "in").map(|e| &e["msg"]).collect();
+        let init = &sent[0]["params"];
+        assert_eq!(init["clientInfo"], json!({"name": "codex-mcp-client", "title": "Codex", "version": version}));
+        assert_eq!(init["capabilities"].get("experimental"), experimental.as_ref(), "{version}");
+        assert_eq!(sent[1], &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        assert_eq!(sent[2]["params"], json!({"_meta": {"progressToken": 0}}));
+    }
 }

@@ -23,7 +23,7 @@ use crate::events::Event;
 use crate::host::Host;
 use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
 use crate::parts::Parts;
-use crate::spec::{McpServerSpec, ServerSet, Transport};
+use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, Transport};
 pub use respond::permission;
 
 /// Name of the permission prompt tool on the bridge server.
@@ -181,6 +181,12 @@ impl ClaudeDriver {
         let rules = (self.parts.claude_rules)(set);
         let mut allow = rules.allow;
         allow.extend(launch.bridge.iter().flat_map(|b| &b.tools).map(|t| format!("mcp__{bridge}__{}", t.name)));
+        // Fail-closed, nobody answers a prompt, so global auto-approve is
+        // projected: each declared server allowed whole, its prompt tools
+        // still asked (an ask rule beats an allow rule).
+        if !self.parts.host_prompts && launch.global == GlobalPolicy::AutoApprove {
+            allow.extend(set.servers().map(|s| format!("mcp__{}", s.name)));
+        }
         let mut args = vec![
             "-p".to_string(),
             prompt.to_string(),
@@ -190,9 +196,12 @@ impl ClaudeDriver {
             "--mcp-config".into(),
             json!({"mcpServers": servers}).to_string(),
             "--strict-mcp-config".into(),
-            "--permission-prompt-tool".into(),
-            format!("mcp__{bridge}__{PERMISSION_TOOL}"),
         ];
+        // Fail-closed: no one to ask, so the CLI refuses gated calls itself.
+        if self.parts.host_prompts {
+            args.push("--permission-prompt-tool".into());
+            args.push(format!("mcp__{bridge}__{PERMISSION_TOOL}"));
+        }
         if !allow.is_empty() {
             args.push("--allowedTools".into());
             args.push(allow.join(","));

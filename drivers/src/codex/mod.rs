@@ -22,7 +22,7 @@ use crate::child::ChildProcess;
 use crate::error::DriverError;
 use crate::events::{BridgeCall, Event};
 use crate::gateway::binding::{tool_policies, Binding, ConsentKey};
-use crate::host::Host;
+use crate::host::{FailClosed, Host};
 use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
 use crate::parts::Parts;
 use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, Transport};
@@ -159,7 +159,11 @@ impl CodexDriver {
                         Ok((self.parts.gateway_respond)(&params, &self.bindings, &mut self.consents, host))
                     } else {
                         let ctx = Context { servers: &set, global: launch.global, thread_id: &thread_id, bridge };
-                        (self.parts.respond)(&method, &params, &ctx, host)
+                        if self.parts.host_prompts {
+                            (self.parts.respond)(&method, &params, &ctx, host)
+                        } else {
+                            (self.parts.respond)(&method, &params, &ctx, &mut FailClosed(host))
+                        }
                     };
                     self.reply(&id, answer)?;
                 }

@@ -17,7 +17,7 @@ pub mod rules;
 mod servers;
 mod session;
 mod stream;
-mod uuid;
+use crate::uuid;
 
 use std::path::PathBuf;
 

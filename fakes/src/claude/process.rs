@@ -166,6 +166,10 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
             }
         }
     }
+    // Stopped before the result goes out: the driver may kill this process
+    // once it has read the result, and servers orphaned that way read EOF,
+    // which the real CLI (killing them first) never lets them see.
+    session.servers.stop();
     session.finish();
     0
 }

@@ -150,10 +150,11 @@ impl Servers {
     }
 }
 
-impl Drop for Servers {
-    /// Servers get EOF and a moment to read what was sent last (such as a
-    /// `notifications/cancelled`) before they are killed.
-    fn drop(&mut self) {
+impl Servers {
+    /// Stops every server as the real CLI does at exit: killed without EOF,
+    /// after a moment to read what was sent last (such as a
+    /// `notifications/cancelled`). Later calls find no server.
+    pub fn stop(&mut self) {
         let servers = std::mem::take(&mut self.list);
         std::thread::scope(|scope| {
             for s in servers {
@@ -162,6 +163,12 @@ impl Drop for Servers {
                 }
             }
         });
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

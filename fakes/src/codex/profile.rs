@@ -61,13 +61,37 @@ impl Profile {
         self.version > Version::new(0, 169, 1)
     }
 
-    /// tools/call `_meta` gains callId and itemId in 0.153.4.
+    /// tools/call `_meta` carries `callId` from 0.148.0 (not in 0.147.0).
     pub fn call_meta_has_call_id(&self) -> bool {
+        self.version.at_least(0, 148, 0)
+    }
+
+    /// tools/call `_meta` carries `itemId` from 0.153.4 (not in 0.148.0).
+    pub fn call_meta_has_item_id(&self) -> bool {
         self.version.at_least(0, 153, 4)
     }
 
-    /// tools/call `_meta` gains sessionId and windowId in 0.171.0.
+    /// tools/call `_meta` carries `sessionId` and `windowId`: not in 0.153.4's
+    /// app-server, already in 0.163.0's `codex exec` (same MCP client), and in
+    /// 0.171.0's app-server.
     pub fn call_meta_has_session_id(&self) -> bool {
+        self.version.at_least(0, 163, 0)
+    }
+
+    /// `x-codex-turn-metadata` names `sandbox_mode` and the auto-review and
+    /// node REPL flags from 0.148.0 (not in 0.147.0).
+    pub fn turn_metadata_has_review_flags(&self) -> bool {
+        self.version.at_least(0, 148, 0)
+    }
+
+    /// `x-codex-turn-metadata` names `codex_version` in 0.171.0 (not in 0.153.4).
+    pub fn turn_metadata_has_codex_version(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
+    /// 0.171.0 announces the experimental MCP capability `codex/auth-change`
+    /// to stdio servers (not over HTTP; not in 0.153.4).
+    pub fn announces_auth_change(&self) -> bool {
         self.version.at_least(0, 171, 0)
     }
 
@@ -137,14 +161,16 @@ impl Profile {
         self.version.at_least(0, 171, 0)
     }
 
-    /// How Codex introduces itself to MCP servers, the same in every measured
-    /// version.
+    /// How Codex introduces itself to MCP servers: titled "Codex", with the
+    /// CLI's own version.
     pub fn mcp_client(&self) -> ClientProfile {
         ClientProfile {
             name: "codex-mcp-client",
-            version: "0.0.0",
+            title: Some("Codex"),
+            version: self.version.to_string(),
             protocol_version: "2025-06-18",
             capabilities: json!({"elicitation": {"form": {}, "url": {}}}),
+            stdio_experimental: self.announces_auth_change().then(|| json!({"codex/auth-change": {}})),
             probe_discover: false,
         }
     }

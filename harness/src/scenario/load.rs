@@ -116,6 +116,16 @@ impl Scenario {
         if self.launch.error.is_none() && self.steps.is_empty() {
             return err("id", "field `steps`: a scenario needs steps or `launch.error`".into());
         }
+        if let Some(&n) = super::design::missing_fail_closed(self).first() {
+            let needle = match &self.steps[n - 1] {
+                Step::ToolCall { tool, .. } => tool.clone(),
+                _ => "request".to_string(),
+            };
+            return err(
+                &needle,
+                format!("step {n}: a fail-closed driver refuses this prompt itself (or, on Claude Code, is never asked): say what it then expects in `fail_closed`"),
+            );
+        }
         let mut labels = BTreeSet::new();
         for (i, step) in self.steps.iter().enumerate() {
             let n = i + 1;

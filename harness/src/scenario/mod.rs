@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub mod design;
 mod load;
 
 pub use load::{discover, ScenarioError};
@@ -240,6 +241,11 @@ pub enum Step {
         #[serde(default)]
         consent: Option<Consent>,
         expect: ToolCallExpect,
+        /// What a fail-closed driver is expected to do instead, where that
+        /// differs beyond what [`design`] derives; given fields replace
+        /// `expect`'s.
+        #[serde(default)]
+        fail_closed: Option<ToolCallExpect>,
     },
     /// The provider asks the client something (in the current turn).
     Request {
@@ -249,6 +255,8 @@ pub enum Step {
         #[serde(default)]
         host: Option<HostAnswer>,
         expect: RequestExpect,
+        #[serde(default)]
+        fail_closed: Option<RequestExpect>,
     },
     /// A server request with any method (in the current turn).
     RawRequest {

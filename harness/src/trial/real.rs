@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use fakes::claude::profile::{NOT_GRANTED, NO_SUCH_TOOL};
+use fakes::claude::rules::{parse_prompt_answer, PromptAnswer};
 use fakes::version::Version;
 use fakes::wire::{process_of, read_jsonl, PROCESS};
 use serde_json::{json, Value};
@@ -72,18 +73,22 @@ pub fn fetch(provider: Provider, version: Version) -> Result<PathBuf, String> {
     cached_binary(provider, version).ok_or_else(|| format!("fetched {} {version}, but its binary is not where expected", provider.as_str()))
 }
 
-/// Claude Code's stream-json, relayed: one outcome per tool call step. What
-/// the permission prompt tool decided shows in `tool_result_meta` from
-/// 2.1.332 on; before that `prompted` is unknown (null) and not judged.
+/// Claude Code's stream-json, relayed: one outcome per tool call step.
+/// Whether the permission prompt tool was asked, and what it answered, come
+/// from the relay's proxy in front of the driver's bridge; a prompt tool the
+/// proxy did not see (a stdio one) leaves them to `tool_result_meta`, which
+/// shows the decision from 2.1.332 on and before that only calls that did
+/// not run, so some stay unknown (null) and are not judged.
 pub fn derive_claude_outcomes(scenario: &Scenario, transcript: &Path, recordings: &BTreeMap<String, PathBuf>) {
     let wire = read_jsonl(transcript).unwrap_or_default();
-    let out: Vec<&Value> = wire.iter().filter(|e| e["dir"] == "s2c").map(|e| &e["msg"]).collect();
+    let out: Vec<&Value> = wire.iter().filter(|e| e["dir"] == "s2c" && e["event"].is_null()).map(|e| &e["msg"]).collect();
     let calls: Vec<(String, Value)> = recordings
         .iter()
         .flat_map(|(server, path)| {
             read_jsonl(path).unwrap_or_default().into_iter().filter(|e| e["event"] == "tools/call").map(move |e| (server.clone(), e))
         })
         .collect();
+    let prompts = prompt_answers(&wire);
     let Ok(rec) = fakes::wire::Recorder::open(transcript) else { return };
     for (i, step) in scenario.steps.iter().enumerate() {
         let Step::ToolCall { server, tool, .. } = step else { continue };
@@ -93,25 +98,10 @@ pub fn derive_claude_outcomes(scenario: &Scenario, transcript: &Path, recordings
         });
         let block = user.and_then(|m| m["message"]["content"].as_array()?.iter().find(|b| b["tool_use_id"] == json!(id)).cloned());
         let meta = user.and_then(|m| m["tool_result_meta"].as_array()?.iter().find(|t| t["id"] == json!(id)).cloned());
-        let source = meta.as_ref().and_then(|m| m.pointer("/permission_decision/source").and_then(Value::as_str).map(String::from));
-        let prompted = source.as_ref().map(|s| json!(s != "config")).unwrap_or(Value::Null);
-        // The prompt tool's verdict, when it was asked: accept -> allow.
-        let decision = meta.as_ref().and_then(|m| m.pointer("/permission_decision/decision").and_then(Value::as_str).map(String::from));
-        let mut answer = match (prompted.as_bool(), decision.as_deref()) {
-            (Some(true), Some("accept")) => json!("allow"),
-            (Some(true), Some(_)) => json!("deny"),
-            _ => Value::Null,
+        let (prompted, answer) = match &prompts {
+            Some(asked) => (json!(asked.contains_key(&id)), asked.get(&id).cloned().unwrap_or(Value::Null)),
+            None => prompt_from_meta(meta.as_ref(), block.as_ref()),
         };
-        let mut prompted = prompted;
-        // Before 2.1.332 only a call that did not run is marked: unless the
-        // CLI's own denial or removal text shows, the prompt tool refused it.
-        let not_run = meta.as_ref().is_some_and(|m| m["non_execution_kind"].is_string());
-        if decision.is_none() && not_run {
-            let text = block.as_ref().map(|b| b["content"].to_string()).unwrap_or_default();
-            let by_cli = text.contains(NOT_GRANTED) || text.contains(NO_SUCH_TOOL);
-            prompted = json!(!by_cli);
-            answer = if by_cli { Value::Null } else { json!("deny") };
-        }
         // The host's own tools run in the driver, not on a recorded server.
         let bridged = scenario.bridge.as_ref().is_some_and(|b| b.server.trim() == server.trim());
         let ran = bridged && block.is_some()
@@ -123,13 +113,88 @@ pub fn derive_claude_outcomes(scenario: &Scenario, transcript: &Path, recordings
             (true, true) => "failed",
             (true, false) => "completed",
         };
+        let mcp_result = if bridged { proxied_result(&wire, server.trim(), &id) } else { recorded_result(recordings.get(server.trim()), &id) };
         rec.record(&json!({
             "event": "outcome", "derived": true, "step": i, "server": server.trim(), "tool": tool.trim(), "call_id": id,
             "prompted": prompted, "answer": answer, "persist": Value::Null, "item_status": status,
             "model_saw": block.as_ref().map(|b| b["content"].clone()).unwrap_or(Value::Null),
-            "mcp_result": Value::Null,
+            "mcp_result": mcp_result.unwrap_or(Value::Null),
         }));
     }
+}
+
+/// What the permission prompt tool answered, by tool use id, for every
+/// call the relay's proxy saw; `None` when no launch named a prompt tool on
+/// a proxied server (nothing to go by). A launch without a prompt tool asks
+/// no one, so an empty map.
+fn prompt_answers(wire: &[Value]) -> Option<BTreeMap<String, Value>> {
+    let mut tools: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for e in wire.iter().filter(|e| e["event"] == "launch") {
+        let argv: Vec<&str> = e["argv"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let tool = argv.windows(2).find(|w| w[0] == "--permission-prompt-tool").map(|w| w[1].to_string());
+        tools.insert(process_of(e).to_string(), tool);
+    }
+    let proxied: Vec<&Value> = wire.iter().filter(|e| e["event"] == "proxied").collect();
+    let seen = |pid: &str, tool: &str| proxied.iter().any(|e| process_of(e).to_string() == pid && tool.starts_with(&format!("mcp__{}__", e["server"].as_str().unwrap_or(""))));
+    if tools.is_empty() || tools.iter().any(|(pid, t)| t.as_deref().is_some_and(|t| !seen(pid, t))) {
+        return None;
+    }
+    let mut answers = BTreeMap::new();
+    for call in proxied.iter().filter(|e| e["dir"] == "c2s" && e["msg"]["method"] == "tools/call") {
+        let pid = process_of(call).to_string();
+        let name = format!("mcp__{}__{}", call["server"].as_str().unwrap_or(""), call["msg"]["params"]["name"].as_str().unwrap_or(""));
+        if tools.get(&pid).and_then(Option::as_deref) != Some(name.as_str()) {
+            continue;
+        }
+        let Some(use_id) = call["msg"]["params"]["arguments"]["tool_use_id"].as_str() else { continue };
+        let reply = proxied.iter().find(|r| r["dir"] == "s2c" && process_of(r) == process_of(call) && r["server"] == call["server"] && r["msg"]["id"] == call["msg"]["id"]);
+        let answer = match reply.and_then(|r| r["msg"].get("result")).map(parse_prompt_answer) {
+            Some(PromptAnswer::Allow { .. }) => "allow",
+            Some(PromptAnswer::Deny { .. }) => "deny",
+            Some(PromptAnswer::Invalid) | None => "invalid",
+        };
+        answers.insert(use_id.to_string(), json!(answer));
+    }
+    Some(answers)
+}
+
+/// Without the prompt tool's own calls: `tool_result_meta` (2.1.332 on)
+/// says who decided; before that only a call that did not run is marked,
+/// and unless the CLI's own denial or removal text shows, the prompt tool
+/// refused it.
+fn prompt_from_meta(meta: Option<&Value>, block: Option<&Value>) -> (Value, Value) {
+    let source = meta.and_then(|m| m.pointer("/permission_decision/source").and_then(Value::as_str));
+    let decision = meta.and_then(|m| m.pointer("/permission_decision/decision").and_then(Value::as_str));
+    let prompted = source.map(|s| json!(s != "config")).unwrap_or(Value::Null);
+    let answer = match (prompted.as_bool(), decision) {
+        (Some(true), Some("accept")) => json!("allow"),
+        (Some(true), Some(_)) => json!("deny"),
+        _ => Value::Null,
+    };
+    let not_run = meta.is_some_and(|m| m["non_execution_kind"].is_string());
+    if decision.is_none() && not_run {
+        let text = block.map(|b| b["content"].to_string()).unwrap_or_default();
+        let by_cli = text.contains(NOT_GRANTED) || text.contains(NO_SUCH_TOOL);
+        return (json!(!by_cli), if by_cli { Value::Null } else { json!("deny") });
+    }
+    (prompted, answer)
+}
+
+/// The result a bridged tool call got from the driver's server, as the
+/// relay's proxy saw it.
+fn proxied_result(wire: &[Value], server: &str, use_id: &str) -> Option<Value> {
+    let proxied: Vec<&Value> = wire.iter().filter(|e| e["event"] == "proxied" && e["server"] == server).collect();
+    let call = proxied.iter().find(|e| e["dir"] == "c2s" && e["msg"]["params"]["_meta"]["claudecode/toolUseId"] == use_id)?;
+    let reply = proxied.iter().find(|r| r["dir"] == "s2c" && process_of(r) == process_of(call) && r["msg"]["id"] == call["msg"]["id"])?;
+    reply["msg"].get("result").cloned()
+}
+
+/// The result a fake MCP server sent for a call, from its recording.
+fn recorded_result(recording: Option<&PathBuf>, use_id: &str) -> Option<Value> {
+    let lines = read_jsonl(recording?).ok()?;
+    let at = lines.iter().position(|e| e["dir"] == "in" && e["msg"]["params"]["_meta"]["claudecode/toolUseId"] == use_id)?;
+    let request_id = &lines[at]["msg"]["id"];
+    lines[at..].iter().find(|e| e["dir"] == "out" && e["msg"]["id"] == *request_id)?["msg"].get("result").cloned()
 }
 
 /// Appends, to a real run's transcript, one outcome record per tool call
@@ -280,5 +345,41 @@ mod tests {
         let got: Vec<(Value, Value, Value)> =
             outcomes.iter().map(|o| (o["step"].clone(), o["answer"].clone(), o[PROCESS].clone())).collect();
         assert_eq!(got, [(json!(0), json!("decline"), json!(10)), (json!(2), json!("accept"), json!(11))]);
+    }
+
+    fn proxied(pid: u32, dir: &str, msg: Value) -> Value {
+        json!({"event": "proxied", "server": "bridge", "dir": dir, "pid": pid, "msg": msg})
+    }
+
+    fn prompt_call(pid: u32, id: u64, use_id: &str) -> Value {
+        proxied(pid, "c2s", json!({"id": id, "method": "tools/call", "params": {"name": "permission_prompt", "arguments": {"tool_use_id": use_id}}}))
+    }
+
+    fn prompt_reply(pid: u32, id: u64, behavior: &str) -> Value {
+        let text = json!({"behavior": behavior, "message": "m", "updatedInput": {}}).to_string();
+        proxied(pid, "s2c", json!({"id": id, "result": {"content": [{"type": "text", "text": text}]}}))
+    }
+
+    #[test]
+    fn prompt_answers_come_from_the_proxied_prompt_tool_per_process() {
+        let launch = |pid: u32| json!({"event": "launch", "pid": pid, "argv": ["-p", "x", "--permission-prompt-tool", "mcp__bridge__permission_prompt"]});
+        // A relaunch numbers its MCP requests from 0 again.
+        let wire = [launch(10), prompt_call(10, 2, "toolu_a"), prompt_reply(10, 2, "deny"), launch(11), prompt_call(11, 2, "toolu_b"), prompt_reply(11, 2, "allow")];
+        let got = prompt_answers(&wire).expect("the prompt tool's server was proxied");
+        assert_eq!(got, BTreeMap::from([("toolu_a".to_string(), json!("deny")), ("toolu_b".to_string(), json!("allow"))]));
+        // A prompt tool on a server the proxy never saw: nothing to go by.
+        let unseen = [launch(10)];
+        assert_eq!(prompt_answers(&unseen), None);
+        // No prompt tool at all: the CLI asked no one.
+        assert_eq!(prompt_answers(&[json!({"event": "launch", "pid": 10, "argv": ["-p", "x"]})]), Some(BTreeMap::new()));
+    }
+
+    #[test]
+    fn a_bridged_result_is_the_reply_to_its_own_call() {
+        let call = |id: u64, use_id: &str| proxied(10, "c2s", json!({"id": id, "method": "tools/call", "params": {"name": "report", "_meta": {"claudecode/toolUseId": use_id}}}));
+        let reply = |id: u64, text: &str| proxied(10, "s2c", json!({"id": id, "result": {"content": [{"type": "text", "text": text}]}}));
+        let wire = [call(3, "toolu_a"), call(4, "toolu_b"), reply(4, "B"), reply(3, "A")];
+        assert_eq!(proxied_result(&wire, "bridge", "toolu_a"), Some(json!({"content": [{"type": "text", "text": "A"}]})));
+        assert_eq!(proxied_result(&wire, "other", "toolu_a"), None);
     }
 }

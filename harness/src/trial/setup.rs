@@ -137,7 +137,8 @@ impl Setup {
                 let model = fakes::model::start(script.turns.clone(), Recorder::open(&dir.join("model.jsonl"))?)?;
                 let claude = real.cloned().unwrap_or_default();
                 let home = dir.join("claude-home");
-                let real = wrapper::RealClaude { program: &claude, model_base: &model.anthropic_base(), home: &home };
+                let own: Vec<String> = setup.http.iter().map(|s| s.url()).collect();
+                let real = wrapper::RealClaude { program: &claude, model_base: &model.anthropic_base(), home: &home, own: &own };
                 wrapper::write_real_claude(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &real, target.tool_search)?;
                 setup.model = Some(model);
             }

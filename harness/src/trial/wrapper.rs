@@ -45,12 +45,15 @@ pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, cod
     write_exec_script(path, "export MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\n", relay, &args)
 }
 
-/// A real Claude Code binary, the mock model's base URL and the HOME to
-/// isolate it in.
+/// A real Claude Code binary, the mock model's base URL, the HOME to
+/// isolate it in, and the harness's own HTTP servers (`own`), reached
+/// directly; any other HTTP server in `--mcp-config` is the driver's,
+/// reached through the relay's recording proxy.
 pub struct RealClaude<'a> {
     pub program: &'a Path,
     pub model_base: &'a str,
     pub home: &'a Path,
+    pub own: &'a [String],
 }
 
 /// Real Claude Code: the mock model by environment, an isolated HOME, the
@@ -64,7 +67,9 @@ pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, cl
         tool_search_env(tool_search),
     );
     std::fs::create_dir_all(claude.home)?;
-    write_exec_script(path, &preamble, relay, &relayed(transcript, claude.program))
+    let mut args: Vec<String> = claude.own.iter().flat_map(|u| ["--own-url".to_string(), u.clone()]).collect();
+    args.extend(relayed(transcript, claude.program));
+    write_exec_script(path, &preamble, relay, &args)
 }
 
 /// Relay arguments: record into `transcript`, run `program`.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Mismatch;
+use crate::scenario::design::{meets, REFUSALS, REFUSAL_SEEN};
 use crate::scenario::{Scenario, Step};
 use crate::trial::Observations;
 
@@ -73,12 +74,13 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
                 }
                 check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host.asked.to_string());
                 if !unknown("answer") {
-                    check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
+                    check("answer", expect.answer.clone(), refusal(&expect.answer, text_or(field("answer"), "none"), REFUSALS));
                 }
                 check("persisted", expect.persisted.map(|b| b.to_string()), (!field("persist").is_null()).to_string());
                 check("server_calls", expect.server_calls.map(|n| n.to_string()), o.server_calls.to_string());
                 check("item", expect.item.clone(), text_or(field("item_status"), "none"));
-                check("model_saw", expect.model_saw.clone(), model_saw(&field("model_saw"), &field("answer"), made));
+                let saw = model_saw(&field("model_saw"), &field("answer"), made);
+                check("model_saw", expect.model_saw.clone(), refusal(&expect.model_saw, saw, REFUSAL_SEEN));
                 let blocks = field("mcp_result")["content"].as_array().cloned().unwrap_or_default();
                 let unknown_blocks = unknown("mcp_result");
                 let texts: Vec<String> = blocks.iter().map(|b| b["text"].as_str().unwrap_or("<non-text block>").to_string()).collect();
@@ -93,7 +95,7 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
                 check("bound_row", expect.bound_row.clone(), o.host.bound_row.clone().unwrap_or_else(|| "no binding seen".into()));
             }
             Step::Request { expect, .. } | Step::RawRequest { expect, .. } => {
-                check("answer", expect.answer.clone(), text_or(field("answer"), "none"));
+                check("answer", expect.answer.clone(), refusal(&expect.answer, text_or(field("answer"), "none"), REFUSALS));
                 check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host.asked.to_string());
             }
             Step::Fingerprint { label, expect } => {
@@ -150,6 +152,14 @@ fn text_or(v: Value, none: &str) -> String {
 }
 
 /// Classifies what the model received for a call.
+/// `actual`, or the expected `refused` when it is one of `refusals`.
+fn refusal(expected: &Option<String>, actual: String, refusals: &[&str]) -> String {
+    match expected {
+        Some(e) if meets(e, &actual, refusals) => e.clone(),
+        _ => actual,
+    }
+}
+
 fn model_saw(output: &Value, answer: &Value, made: bool) -> String {
     if !made {
         return "no call made".into();

@@ -1,6 +1,7 @@
 //! The app-server session loop: client requests in, notifications and server
 //! requests out, every message recorded.
 
+mod call_meta;
 mod channel;
 mod shapes;
 mod thread;
@@ -43,7 +44,6 @@ pub struct Server {
     base: BaseConfig,
     env: BTreeMap<String, String>,
     channel: Channel,
-    progress_tokens: u64,
     initialized: bool,
     experimental_api: bool,
     /// `clientInfo.name` from initialize: the thread's `originator`.
@@ -66,7 +66,6 @@ impl Server {
             rec,
             base,
             env,
-            progress_tokens: 0,
             initialized: false,
             experimental_api: false,
             client_name: String::new(),
@@ -245,7 +244,7 @@ impl Server {
             rec: &self.rec,
             channel: &mut self.channel,
             thread,
-            progress_tokens: &mut self.progress_tokens,
+            call_meta: Default::default(),
         };
         turn.play(id, params);
     }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
+use super::call_meta::CallMeta;
 use super::channel::{classify_decision, classify_elicitation, classify_permissions, classify_raw, classify_user_input, Channel, Reply};
 use super::shapes::{self, now_ms, ToolItem};
 use super::thread::{State, Thread};
@@ -24,8 +25,8 @@ pub struct Turn<'a> {
     pub rec: &'a Recorder,
     pub channel: &'a mut Channel,
     pub thread: &'a mut Thread,
-    /// progressTokens handed out so far in this process.
-    pub progress_tokens: &'a mut u64,
+    /// What this turn's tools/call `_meta` says; set when the turn starts.
+    pub call_meta: CallMeta,
 }
 
 enum Outcome {
@@ -49,6 +50,7 @@ impl Turn<'_> {
         let pending = shapes::turn_object(&self.profile, &turn_id, json!([]), "inProgress", [Value::Null, Value::Null, Value::Null]);
         self.channel.respond(id, Ok(json!({"turn": pending})));
         let ctx = json!({"threadId": thread_id, "turnId": turn_id});
+        self.call_meta = CallMeta::new(&thread_id, &turn_id, &self.thread.sandbox, now_ms());
         let started = Instant::now();
         let started_at = json!(now_ms() / 1000);
         self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
@@ -121,6 +123,7 @@ impl Turn<'_> {
             RequestKind::UserInput => "item/tool/requestUserInput",
             RequestKind::UrlElicitation | RequestKind::FormElicitation => "mcpServer/elicitation/request",
         };
+        self.call_meta.asked_user();
         let reply = self.channel.ask(&self.thread.id, method, params);
         let answer = match kind {
             RequestKind::Command | RequestKind::FileChange => classify_decision(&reply),
@@ -161,9 +164,10 @@ impl Turn<'_> {
         // `mcp_result`: what the provider got from the server, before any rendering.
         let (outcome, mcp_result) = match decision {
             Decision::DenyNever => (Outcome::Failed(profile::NEVER_DENIAL.into()), Value::Null),
-            Decision::Run => self.run_tool(ctx, &call_id, server, tool, arguments),
+            Decision::Run => self.run_tool(&call_id, server, tool, arguments),
             Decision::Prompt => {
                 prompted = true;
+                self.call_meta.asked_user();
                 self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}));
                 let params = shapes::approval_request(&self.profile, ctx, server, tool, description.as_deref(), arguments);
                 let reply = self.channel.ask(&self.thread.id, "mcpServer/elicitation/request", params);
@@ -173,7 +177,7 @@ impl Turn<'_> {
                 match answer.as_str() {
                     Some("accept") => {
                         self.thread.remember_approval(server, tool, &persist, self.home, self.rec);
-                        self.run_tool(ctx, &call_id, server, tool, arguments)
+                        self.run_tool(&call_id, server, tool, arguments)
                     }
                     Some("cancel") => (Outcome::Failed(profile::CANCELLED.into()), Value::Null),
                     _ => (Outcome::Failed(profile::REJECTED.into()), Value::Null),
@@ -196,22 +200,8 @@ impl Turn<'_> {
 
     /// The call's outcome, and the server's result as the provider got it
     /// (null when there was none).
-    fn run_tool(&mut self, ctx: &Value, call_id: &str, server: &str, tool: &str, arguments: &Value) -> (Outcome, Value) {
-        *self.progress_tokens += 1;
-        let mut meta = json!({
-            // A counter, as MCP clients use: unrelated to the call id.
-            "progressToken": *self.progress_tokens,
-            "threadId": ctx["threadId"],
-            "x-codex-turn-metadata": {"turnId": ctx["turnId"]},
-        });
-        if self.profile.call_meta_has_call_id() {
-            meta["callId"] = json!(call_id);
-            meta["itemId"] = json!(call_id);
-        }
-        if self.profile.call_meta_has_session_id() {
-            meta["sessionId"] = ctx["threadId"].clone();
-            meta["windowId"] = json!("window-0");
-        }
+    fn run_tool(&mut self, call_id: &str, server: &str, tool: &str, arguments: &Value) -> (Outcome, Value) {
+        let meta = self.call_meta.for_call(&self.profile, call_id);
         let Some(Ok(conn)) = self.thread.servers.get_mut(server) else {
             return (Outcome::Failed(profile::unknown_server(server)), Value::Null);
         };

@@ -51,6 +51,11 @@ pub fn provider(transcript: &[Value]) -> Vec<Segment> {
             segments.push((current.clone(), vec![json!({"launch": driver_argv(&r["argv"])})]));
             continue;
         }
+        // The relay's proxy records the driver's own bridge server (for the
+        // judge): the driver's, not the CLI's, so not compared.
+        if r["event"] == "proxied" {
+            continue;
+        }
         let lane = match r["dir"].as_str() {
             Some("c2s") => C2S,
             // The fake Claude Code writes its stdout as `out`.

@@ -1,5 +1,5 @@
-//! Random (version 4) UUIDs, as the CLI gives sessions and messages, and
-//! the check it applies to a session id.
+//! Random (version 4) UUIDs, as the CLIs give sessions, messages and items,
+//! and the check Claude Code applies to a session id.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -1,0 +1,173 @@
+//! A scenario's expectations for a driver's prompt design. Both designs are
+//! correct and both must pass:
+//! - `host-prompts` (a claimed capability): the driver brings provider
+//!   prompts (tool-call approvals, elicitations, command, file and
+//!   permission requests) to its host and returns the host's answer;
+//! - fail-closed (the capability not claimed): the driver refuses every
+//!   prompt itself and never asks the host; what it may settle alone (an
+//!   `approve` tool, global `auto-approve`, its own bridged tools) it still
+//!   settles, and `item/tool/requestUserInput` still gets no invented answers.
+//!
+//! A scenario is written for the first design. For the second, the rules
+//! below derive what follows from the design alone; a step whose outcome
+//! differs beyond that (the host would have accepted; Claude Code, where a
+//! fail-closed driver passes no permission prompt tool, so the CLI refuses
+//! and nobody is prompted) says so in its own `fail_closed` table, and
+//! [`missing_fail_closed`] makes sure it does.
+
+use std::collections::BTreeSet;
+
+use super::{HostAnswer, Provider, Scenario, Step, ToolCallExpect};
+
+/// The capability of a driver that brings prompts to its host.
+pub const HOST_PROMPTS: &str = "host-prompts";
+
+/// Expected `answer` of a fail-closed refusal: any of [`REFUSALS`].
+pub const REFUSED: &str = "refused";
+/// The answers that refuse a prompt. Never an empty success, never accept.
+pub const REFUSALS: &[&str] = &["decline", "cancel", "error"];
+/// What the model may see of a refused prompt: a rejection, however the
+/// refusal was worded.
+pub const REFUSAL_SEEN: &[&str] = &["rejected", "cancelled", "error"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    HostPrompts,
+    FailClosed,
+}
+
+impl Design {
+    pub fn of(capabilities: &BTreeSet<String>) -> Design {
+        if capabilities.contains(HOST_PROMPTS) {
+            Design::HostPrompts
+        } else {
+            Design::FailClosed
+        }
+    }
+}
+
+/// `scenario` with every step's expectations as `design` has them.
+pub fn expectations(scenario: &Scenario, design: Design) -> Scenario {
+    let mut out = scenario.clone();
+    if design == Design::HostPrompts {
+        return out;
+    }
+    for step in &mut out.steps {
+        match step {
+            Step::ToolCall { expect, fail_closed, .. } => {
+                refuse(&mut expect.host_asked, &mut expect.answer);
+                if matches!(expect.model_saw.as_deref(), Some("rejected" | "cancelled")) && expect.answer.as_deref() == Some(REFUSED) {
+                    expect.model_saw = Some(REFUSED.into());
+                }
+                if let Some(over) = fail_closed.take() {
+                    *expect = overlay(expect, &over);
+                }
+            }
+            Step::Request { expect, fail_closed, .. } => {
+                refuse(&mut expect.host_asked, &mut expect.answer);
+                if let Some(over) = fail_closed.take() {
+                    expect.answer = over.answer.or(expect.answer.take());
+                    expect.host_asked = over.host_asked.or(expect.host_asked);
+                }
+            }
+            Step::RawRequest { expect, .. } => refuse(&mut expect.host_asked, &mut expect.answer),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The host is never asked; a refusal may take any form.
+fn refuse(host_asked: &mut Option<bool>, answer: &mut Option<String>) {
+    if *host_asked == Some(true) {
+        *host_asked = Some(false);
+    }
+    if answer.as_deref().is_some_and(|a| REFUSALS.contains(&a)) {
+        *answer = Some(REFUSED.into());
+    }
+}
+
+fn overlay(base: &ToolCallExpect, over: &ToolCallExpect) -> ToolCallExpect {
+    ToolCallExpect {
+        prompted: over.prompted.or(base.prompted),
+        host_asked: over.host_asked.or(base.host_asked),
+        answer: over.answer.clone().or(base.answer.clone()),
+        persisted: over.persisted.or(base.persisted),
+        server_calls: over.server_calls.or(base.server_calls),
+        item: over.item.clone().or(base.item.clone()),
+        model_saw: over.model_saw.clone().or(base.model_saw.clone()),
+        blocks: over.blocks.clone().or(base.blocks.clone()),
+        annotated: over.annotated.or(base.annotated),
+        driver_recorded: over.driver_recorded.or(base.driver_recorded),
+        interrupted: over.interrupted.or(base.interrupted),
+        oauth_required: over.oauth_required.or(base.oauth_required),
+        bound_row: over.bound_row.clone().or(base.bound_row.clone()),
+    }
+}
+
+/// Steps (1-based) whose fail-closed outcome does not follow from the
+/// rules and that have no `fail_closed` table saying what it is.
+pub fn missing_fail_closed(scenario: &Scenario) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let needs = match step {
+            Step::ToolCall { expect, host, fail_closed: None, .. } => {
+                expect.prompted == Some(true) && (*host == Some(HostAnswer::Accept) || scenario.provider == Provider::Claude)
+            }
+            Step::Request { host, fail_closed: None, .. } => *host == Some(HostAnswer::Accept),
+            _ => false,
+        };
+        if needs {
+            out.push(i + 1);
+        }
+    }
+    out
+}
+
+/// Whether an `actual` answer or model_saw class meets `expected`, which
+/// may be [`REFUSED`].
+pub fn meets(expected: &str, actual: &str, refusals: &[&str]) -> bool {
+    expected == actual || expected == REFUSED && refusals.contains(&actual)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn scenario(expect: &str, more: &str) -> Scenario {
+        Scenario::parse(Path::new("t.toml"), &crate::scenario::sample("read_file", "prompt", expect, more)).unwrap()
+    }
+
+    fn tool_expect(s: &Scenario, i: usize) -> ToolCallExpect {
+        match &s.steps[i] {
+            Step::ToolCall { expect, .. } => expect.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    const DECLINED: &str = "{ prompted = true, host_asked = true, answer = \"decline\", model_saw = \"rejected\", server_calls = 0 }";
+    const ACCEPTED: &str = "{ prompted = true, host_asked = true, answer = \"accept\", server_calls = 1 }";
+    const BY_HOST: &str = "host = \"accept\"\n";
+
+    #[test]
+    fn a_fail_closed_driver_refuses_in_any_form_and_never_asks_the_host() {
+        let s = scenario(DECLINED, "");
+        let e = tool_expect(&expectations(&s, Design::FailClosed), 0);
+        assert_eq!((e.host_asked, e.answer.as_deref(), e.model_saw.as_deref(), e.server_calls), (Some(false), Some(REFUSED), Some(REFUSED), Some(0)));
+        assert_eq!(tool_expect(&expectations(&s, Design::HostPrompts), 0), tool_expect(&s, 0));
+        assert!(meets(REFUSED, "cancel", REFUSALS) && !meets(REFUSED, "accept", REFUSALS) && !meets("decline", "cancel", REFUSALS));
+    }
+
+    #[test]
+    fn an_accepted_prompt_needs_its_fail_closed_outcome_written_down() {
+        let text = crate::scenario::sample("read_file", "prompt", ACCEPTED, BY_HOST);
+        let err = Scenario::parse(Path::new("t.toml"), &text).unwrap_err().to_string();
+        assert!(err.contains("step 1") && err.contains("`fail_closed`"), "{err}");
+        let s = scenario(ACCEPTED, &format!("{BY_HOST}fail_closed = {{ answer = \"refused\", server_calls = 0 }}\n"));
+        assert!(missing_fail_closed(&s).is_empty());
+        let e = tool_expect(&expectations(&s, Design::FailClosed), 0);
+        assert_eq!((e.prompted, e.host_asked, e.answer.as_deref(), e.server_calls), (Some(true), Some(false), Some(REFUSED), Some(0)));
+    }
+}
