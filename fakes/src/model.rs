@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use loopback_http::{sse, Handler, Request, Response, Server};
 use serde_json::{json, Value};
 
+use crate::claude::profile::TOOL_SEARCH;
 use crate::script::{Action, Turn};
 use crate::wire::Recorder;
 
@@ -176,9 +177,6 @@ impl Model {
     }
 }
 
-/// Claude Code's tool that loads deferred tools' schemas.
-const TOOL_SEARCH: &str = "ToolSearch";
-
 /// Claude Code defers a tool when it offers ToolSearch and leaves the tool
 /// out of `tools` (named only in a system message): a model must load it
 /// with ToolSearch before calling it, as a real one does.
@@ -207,4 +205,18 @@ fn resolve_openai_tool(tools: &Value, server: &str, tool: &str) -> (Option<Strin
         }
     }
     (None, format!("mcp__{server}__{tool}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_is_deferred_when_only_tool_search_can_load_it() {
+        let deferred = json!([{"name": "ToolSearch"}, {"name": "DeferredToolPlaceholder", "defer_loading": true}]);
+        assert!(is_deferred(&deferred, "mcp__s__t"));
+        let loaded = json!([{"name": "ToolSearch"}, {"name": "mcp__s__t", "defer_loading": true}]);
+        assert!(!is_deferred(&loaded, "mcp__s__t"));
+        assert!(!is_deferred(&json!([{"name": "Read"}]), "mcp__s__t"), "inlined tools: no ToolSearch to call");
+    }
 }

@@ -157,7 +157,7 @@ impl Profile {
         if self.version.at_least(2, 1, 332) {
             &CAPABILITIES_332
         } else {
-            &CAPABILITIES_266[..]
+            &CAPABILITIES_266
         }
     }
 
@@ -360,5 +360,9 @@ mod tests {
         assert_eq!(new.client_capabilities()["elicitation"], json!({"form": {}, "url": {}}));
         assert!(Profile { version: Version::new(2, 1, 300) }.invalid_prompt_answer_text().ends_with("string}."));
         assert!(Profile { version: Version::new(2, 2, 0) }.probes_discover());
+        assert!(old.builtin_tools().contains(&"TaskOutput") && !new.builtin_tools().contains(&"TaskOutput"));
+        assert!(new.builtin_tools().contains(&"Monitor") && !old.builtin_tools().contains(&"Monitor"));
+        assert!(new.slash_commands().starts_with(&new.skills()) && new.skills().len() == old.skills().len() + 1);
+        assert!(DEFERRED_BUILTINS.iter().all(|t| new.builtin_tools().contains(t)));
     }
 }
