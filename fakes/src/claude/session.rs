@@ -106,7 +106,7 @@ impl Session {
         let mut event = json!({
             "type": "system", "subtype": "init", "cwd": self.cwd.display().to_string(), "session_id": self.session_id,
             "tools": names, "mcp_servers": servers, "model": self.model,
-            "permissionMode": self.mode, "slash_commands": [], "apiKeySource": api_key_source,
+            "permissionMode": self.mode, "apiKeySource": api_key_source,
             "claude_code_version": self.profile.version.to_string(), "output_style": "default", "uuid": new_uuid(),
         });
         let place = Place { cwd: &self.cwd, project_dir: &self.project_dir };
