@@ -2,7 +2,8 @@
 //! Responses (SSE) for Codex, Anthropic Messages (SSE) for Claude Code. It
 //! plays a script's turns of tool calls, choosing the call ids itself
 //! (`call_<step>`, `toolu_fake_<step>`) so recordings can be matched to
-//! steps, and logs every request body (what the model saw).
+//! steps, loading a deferred Claude Code tool with ToolSearch first
+//! (`toolu_search_<step>`), and logs every request body (what the model saw).
 
 use std::io;
 use std::sync::Mutex;
@@ -10,6 +11,7 @@ use std::sync::Mutex;
 use loopback_http::{sse, Handler, Request, Response, Server};
 use serde_json::{json, Value};
 
+use crate::claude::profile::TOOL_SEARCH;
 use crate::codex::profile::model_name;
 use crate::script::{Action, Turn};
 use crate::wire::Recorder;
@@ -130,19 +132,27 @@ impl Model {
         };
         let prompts = messages.iter().filter(|m| is_prompt(m)).count();
         let last_prompt = messages.iter().rposition(|m| is_prompt(m)).map_or(0, |i| i + 1);
-        let done = messages[last_prompt..]
+        let uses: Vec<Value> = messages[last_prompt..]
             .iter()
             .filter(|m| m["role"] == "assistant")
             .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
             .filter(|b| b["type"] == "tool_use")
-            .count();
+            .collect();
+        let done = uses.iter().filter(|b| b["name"] != TOOL_SEARCH).count();
         let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
         let calls = if has_tools { calls(self.turns.get(prompts.saturating_sub(1))) } else { Vec::new() };
         let (block, stop) = match calls.get(done) {
-            Some((step, server, tool, arguments)) => (
-                json!({"type": "tool_use", "id": format!("toolu_fake_{step}"), "name": crate::claude::profile::model_tool_name(server, tool), "input": arguments}),
-                "tool_use",
-            ),
+            Some((step, server, tool, arguments)) => {
+                let name = crate::claude::profile::model_tool_name(server, tool);
+                let search_id = format!("toolu_search_{step}");
+                let searched = uses.iter().any(|b| b["id"] == json!(search_id));
+                let block = if !searched && is_deferred(&body["tools"], &name) {
+                    json!({"type": "tool_use", "id": search_id, "name": TOOL_SEARCH, "input": {"query": format!("select:{name}")}})
+                } else {
+                    json!({"type": "tool_use", "id": format!("toolu_fake_{step}"), "name": name, "input": arguments})
+                };
+                (block, "tool_use")
+            }
             // Side requests (titles, probes) and the end of a turn.
             None => (json!({"type": "text", "text": if has_tools { "Done." } else { "OK" }}), "end_turn"),
         };
@@ -157,7 +167,7 @@ impl Model {
             _ => json!({"type": "text_delta", "text": block["text"]}),
         };
         vec![
-            ("message_start".into(), json!({"type": "message_start", "message": {"id": format!("msg_mock_{prompts}_{done}"), "type": "message",
+            ("message_start".into(), json!({"type": "message_start", "message": {"id": format!("msg_mock_{prompts}_{}", uses.len()), "type": "message",
                 "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage}})),
             ("content_block_start".into(), json!({"type": "content_block_start", "index": 0, "content_block": start})),
             ("content_block_delta".into(), json!({"type": "content_block_delta", "index": 0, "delta": delta})),
@@ -177,6 +187,14 @@ pub fn openai_response_id(turn: usize, done: usize) -> String {
 /// fake Codex, playing the model itself, names its agent message so too).
 pub fn openai_message_id(turn: usize, done: usize) -> String {
     format!("msg_{}", openai_response_id(turn, done))
+}
+
+/// Claude Code defers a tool when it offers ToolSearch and leaves the tool
+/// out of `tools` (named only in a system message): a model must load it
+/// with ToolSearch before calling it, as a real one does.
+fn is_deferred(tools: &Value, name: &str) -> bool {
+    let names: Vec<&str> = tools.as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
+    names.contains(&TOOL_SEARCH) && !names.contains(&name)
 }
 
 /// How Codex exposed `server`'s `tool`: a namespace `mcp__<server>` holding
@@ -213,5 +231,14 @@ mod tests {
         assert_eq!(resolve_openai_tool(&tools, "my-srv", "notes.append"), (Some("mcp__my_srv".to_string()), "notes_append".to_string()));
         let flat = json!([{"type": "function", "name": "mcp__notes__notes_append"}]);
         assert_eq!(resolve_openai_tool(&flat, "notes", "notes.append"), (None, "mcp__notes__notes_append".to_string()));
+    }
+
+    #[test]
+    fn a_tool_is_deferred_when_only_tool_search_can_load_it() {
+        let deferred = json!([{"name": "ToolSearch"}, {"name": "DeferredToolPlaceholder", "defer_loading": true}]);
+        assert!(is_deferred(&deferred, "mcp__s__t"));
+        let loaded = json!([{"name": "ToolSearch"}, {"name": "mcp__s__t", "defer_loading": true}]);
+        assert!(!is_deferred(&loaded, "mcp__s__t"));
+        assert!(!is_deferred(&json!([{"name": "Read"}]), "mcp__s__t"), "inlined tools: no ToolSearch to call");
     }
 }

@@ -1,6 +1,7 @@
 //! The plan: which scenarios exist (discovery and the checks across them),
-//! which provider versions each runs on (read from the fakes' profiles), and
-//! the list of trials with their names and skip reasons. Nothing runs here.
+//! which provider versions (and configurations) each runs on (read from the
+//! fakes' profiles), and the list of trials with their names and skip
+//! reasons. Nothing runs here.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -72,18 +73,67 @@ pub fn versions(provider: Provider) -> Vec<Option<Version>> {
     }
 }
 
-/// `codex 0.148.0`, or `cursor (no versions)` for a provider without any.
-pub fn provider_label(provider: Provider, version: Option<Version>) -> String {
-    match version {
-        Some(v) => format!("{} {v}", provider.as_str()),
+/// Claude Code's tool search: from 2.1.332 the CLI defers MCP tools (the
+/// model is only told their names and must load each with ToolSearch before
+/// calling it) unless ENABLE_TOOL_SEARCH=false inlines them. Versions that
+/// have it run both ways, one trial each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ToolSearch {
+    /// ENABLE_TOOL_SEARCH=false (or a version without tool search).
+    #[default]
+    Off,
+    /// The CLI's default: MCP tools deferred behind ToolSearch.
+    On,
+}
+
+impl ToolSearch {
+    /// What trial names, provider labels and recording directories append.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            ToolSearch::Off => "",
+            ToolSearch::On => "+tool-search",
+        }
+    }
+
+    /// The modes a provider version runs in (its fake's profile says).
+    pub fn modes(provider: Provider, version: Option<Version>) -> Vec<ToolSearch> {
+        let has = |v: Version| fakes::claude::profile::Profile { version: v }.defers_mcp_tools();
+        match (provider, version) {
+            (Provider::Claude, Some(v)) if has(v) => vec![ToolSearch::Off, ToolSearch::On],
+            _ => vec![ToolSearch::Off],
+        }
+    }
+}
+
+/// What a trial runs on: a provider version (none for a provider without
+/// versions) in one configuration. A bare version means tool search off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Target {
+    pub version: Option<Version>,
+    pub tool_search: ToolSearch,
+}
+
+impl From<Option<Version>> for Target {
+    fn from(version: Option<Version>) -> Target {
+        Target { version, tool_search: ToolSearch::Off }
+    }
+}
+
+/// `codex 0.148.0`, `claude 2.1.332+tool-search`, or `cursor (no versions)`
+/// for a provider without any.
+pub fn provider_label(provider: Provider, target: impl Into<Target>) -> String {
+    let t = target.into();
+    match t.version {
+        Some(v) => format!("{} {v}{}", provider.as_str(), t.tool_search.suffix()),
         None => format!("{} (no versions)", provider.as_str()),
     }
 }
 
-/// `codex-0.148.0::id`, `claude-2.1.332::id`, `cursor::id`.
-pub fn trial_name(scenario: &Scenario, version: Option<Version>) -> String {
-    match version {
-        Some(v) => format!("{}-{v}::{}", scenario.provider.as_str(), scenario.id),
+/// `codex-0.148.0::id`, `claude-2.1.332+tool-search::id`, `cursor::id`.
+pub fn trial_name(scenario: &Scenario, target: impl Into<Target>) -> String {
+    let t = target.into();
+    match t.version {
+        Some(v) => format!("{}-{v}{}::{}", scenario.provider.as_str(), t.tool_search.suffix(), scenario.id),
         None => format!("{}::{}", scenario.provider.as_str(), scenario.id),
     }
 }
@@ -131,39 +181,52 @@ pub fn skip_reason(scenario: &Scenario, version: Option<Version>, capabilities: 
     None
 }
 
-/// One planned trial: a scenario, on one provider version, against one driver.
+/// One planned trial: a scenario, on one provider version in one tool
+/// search mode, against one driver.
 #[derive(Debug, Clone)]
 pub struct Trial {
     pub scenario: Arc<Scenario>,
     pub version: Option<Version>,
+    pub tool_search: ToolSearch,
     pub driver: DriverSource,
 }
 
 impl Trial {
+    pub fn target(&self) -> Target {
+        Target { version: self.version, tool_search: self.tool_search }
+    }
+
     pub fn name(&self) -> String {
-        trial_name(&self.scenario, self.version)
+        trial_name(&self.scenario, self.target())
     }
 
     pub fn provider_label(&self) -> String {
-        provider_label(self.scenario.provider, self.version)
+        provider_label(self.scenario.provider, self.target())
     }
 }
 
 /// Every trial of a run, in report order: driver, then scenario, then
-/// version. `only` keeps just those versions when not empty (a provider
-/// without versions then has no trial).
+/// version, then tool search mode. `only` keeps just those versions when not
+/// empty (a provider without versions then has no trial).
 pub fn trials(scenarios: &[Arc<Scenario>], drivers: &[DriverSource], only: &[Version]) -> Vec<Trial> {
     let mut out = Vec::new();
     for driver in drivers {
         for s in scenarios {
-            for version in versions(s.provider) {
-                if only.is_empty() || version.is_some_and(|v| only.contains(&v)) {
-                    out.push(Trial { scenario: Arc::clone(s), version, driver: driver.clone() });
+            for target in targets(s.provider) {
+                if only.is_empty() || target.version.is_some_and(|v| only.contains(&v)) {
+                    let (version, tool_search) = (target.version, target.tool_search);
+                    out.push(Trial { scenario: Arc::clone(s), version, tool_search, driver: driver.clone() });
                 }
             }
         }
     }
     out
+}
+
+/// Every version of a provider in every tool search mode it has.
+pub fn targets(provider: Provider) -> Vec<Target> {
+    let each = |version| ToolSearch::modes(provider, version).into_iter().map(move |tool_search| Target { version, tool_search });
+    versions(provider).into_iter().flat_map(each).collect()
 }
 
 /// Why a scenario cannot run on a real provider binary, if it cannot.
@@ -176,4 +239,26 @@ pub fn real_run_skip(scenario: &Scenario) -> Option<SkipReason> {
         return Some(SkipReason::NeedsFake("needs the fake: a real provider cannot be scripted to send this request".into()));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_search_runs_both_ways_only_where_the_version_has_it() {
+        let (old, new) = (fakes::claude::profile::MEASURED[0], fakes::claude::profile::MEASURED[1]);
+        assert_eq!(ToolSearch::modes(Provider::Claude, Some(old)), [ToolSearch::Off]);
+        assert_eq!(ToolSearch::modes(Provider::Claude, Some(new)), [ToolSearch::Off, ToolSearch::On]);
+        assert_eq!(ToolSearch::modes(Provider::Codex, fakes::codex::profile::MEASURED.last().copied()), [ToolSearch::Off]);
+        let claude = targets(Provider::Claude);
+        assert_eq!(claude.len(), 3);
+        assert_eq!(claude.last(), Some(&Target { version: Some(new), tool_search: ToolSearch::On }));
+        let (scenarios, _) = embedded();
+        let s = scenarios.iter().find(|s| s.provider == Provider::Claude).unwrap();
+        let on = Target { version: Some(new), tool_search: ToolSearch::On };
+        assert_eq!(trial_name(s, on), format!("claude-{new}+tool-search::{}", s.id));
+        assert_eq!(trial_name(s, Some(new)), format!("claude-{new}::{}", s.id));
+        assert_eq!(provider_label(Provider::Claude, on), format!("claude {new}+tool-search"));
+    }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use fakes::version::Version;
 
+use crate::plan::{Target, ToolSearch};
 use crate::reference::ReferenceDriver;
 use crate::runner::run_with;
 use crate::scenario::Scenario;
@@ -23,8 +24,8 @@ pub const ALLOWED: &str = "ALLOWED.toml";
 /// Longest list of differences a failure prints.
 const SHOWN: usize = 40;
 
-/// Every recording under `root` (`<provider>/<version>/<scenario>.json`),
-/// sorted.
+/// Every recording under `root` (`<provider>/<version>/<scenario>.json`,
+/// `<version>+tool-search` for Claude Code's tool search on), sorted.
 pub fn files(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for provider in std::fs::read_dir(root).into_iter().flatten().flatten() {
@@ -68,7 +69,9 @@ pub fn replay(file: &Path, scenarios: &BTreeMap<String, Arc<Scenario>>, allow: &
     let real = Recording::parse(&text).map_err(at)?;
     let scenario = scenarios.get(&real.scenario).ok_or_else(|| at(format!("no scenario `{}`", real.scenario)))?;
     let version: Version = real.version.parse().map_err(at)?;
-    let fake = run_with(scenario, Some(version), &mut ReferenceDriver::new(), fakes).capture;
+    let tool_search = if real.tool_search { ToolSearch::On } else { ToolSearch::Off };
+    let target = Target { version: Some(version), tool_search };
+    let fake = run_with(scenario, target, &mut ReferenceDriver::new(), fakes).capture;
     let comparison = compare(&real.conversations, &fake.conversations);
     let mut used = BTreeSet::new();
     let mut unallowed = Vec::new();

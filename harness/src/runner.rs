@@ -8,7 +8,7 @@ use std::time::Instant;
 use fakes::version::Version;
 
 use crate::driver::{Driver, Failure};
-use crate::plan::{self, SkipReason, Trial};
+use crate::plan::{self, SkipReason, Target, Trial};
 use crate::scenario::design::{self, Design};
 use crate::scenario::Scenario;
 use crate::source::DriverSource;
@@ -22,8 +22,11 @@ pub struct Outcome {
     pub capture: fidelity::Capture,
 }
 
-/// Runs one trial of `scenario` against `driver`.
-pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes) -> Outcome {
+/// Runs one trial of `scenario` against `driver` on `target` (a version
+/// alone: tool search off).
+pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn Driver, fakes: &Fakes) -> Outcome {
+    let target = target.into();
+    let version = target.version;
     let skipped = |reason| Outcome { verdict: Verdict::Skip(reason), capture: fidelity::Capture::default() };
     let capabilities = driver.capabilities();
     let unknown = crate::driver::unknown_capabilities(&capabilities);
@@ -45,14 +48,14 @@ pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn 
             return skipped(SkipReason::NoRealBinary { provider: scenario.provider.as_str(), version });
         }
     }
-    let mut obs = trial::run(scenario, version, driver, fakes);
+    let mut obs = trial::run(scenario, target, driver, fakes);
     // Judged as the driver's prompt design has it; played as written.
     let expected = design::expectations(scenario, Design::of(&capabilities));
     let verdict = verdict::judge(&expected, version, &obs);
     let capture = fidelity::capture(&obs.run.path, &obs, &fakes.mcp);
     if crate::limits::keep_run_dir(verdict.failed()) {
         if let Some(dir) = obs.run.dir.take() {
-            eprintln!("kept run directory {} ({})", dir.keep().display(), plan::trial_name(scenario, version));
+            eprintln!("kept run directory {} ({})", dir.keep().display(), plan::trial_name(scenario, target));
         }
     }
     Outcome { verdict, capture }
@@ -61,7 +64,7 @@ pub fn run_with(scenario: &Scenario, version: Option<Version>, driver: &mut dyn 
 /// Runs one planned trial with a fresh driver; Err if the driver cannot start.
 pub fn run_one(trial: &Trial, fakes: &Fakes) -> Result<Outcome, Failure> {
     let mut driver = trial.driver.make()?;
-    Ok(run_with(&trial.scenario, trial.version, driver.as_mut(), fakes))
+    Ok(run_with(&trial.scenario, trial.target(), driver.as_mut(), fakes))
 }
 
 /// The report record of a finished trial.

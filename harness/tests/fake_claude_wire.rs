@@ -96,7 +96,7 @@ fn structured_content_replaces_text_and_is_error_becomes_an_error_result() {
     assert_eq!((block["content"].as_str(), block["is_error"].as_bool()), (Some("FAILED"), Some(true)));
     // 2.1.332 defers MCP tools; an error then carries the input schema hint
     // (unless ENABLE_TOOL_SEARCH=false inlines the tools).
-    for (env, hint) in [(None, true), (Some("false"), false)] {
+    for (env, hint) in [(Some("true"), true), (Some("false"), false)] {
         let lab = Lab::new(NEW, vec![vec![call(0, "lab", "t", json!({}))]]);
         let config = json!({"mcpServers": {"lab": lab.stdio("lab", json!([{"name": "t", "result": {"content": [{"type": "text", "text": "FAILED"}], "isError": true}}]))}}).to_string();
         let env: Vec<(&str, &str)> = env.map(|v| ("ENABLE_TOOL_SEARCH", v)).into_iter().collect();
@@ -387,5 +387,34 @@ fn user_scope_servers_unless_strict() {
         let ran = lab.run(&args);
         assert_eq!(ran.code, 0, "{}", ran.stderr);
         assert_eq!(lab.outcomes()[0]["decision"], expected, "strict={strict}");
+    }
+}
+
+#[test]
+fn tool_search_loads_each_deferred_tool_once_before_its_call() {
+    let calls = vec![call(0, "lab", "echo", json!({})), call(1, "lab", "echo", json!({})), call(2, "other", "echo", json!({}))];
+    let tool_uses = |ran: &Ran| -> Vec<String> {
+        let blocks = ran.of_type("assistant").flat_map(|m| m["message"]["content"].as_array().cloned().unwrap_or_default());
+        blocks.filter(|b| b["type"] == "tool_use").map(|b| b["name"].as_str().unwrap_or("").to_string()).collect()
+    };
+    let lab = Lab::new(NEW, vec![calls.clone()]);
+    let ran = lab.play_env(&["--allowedTools", "mcp__lab,mcp__other"], &[("ENABLE_TOOL_SEARCH", "true")]);
+    let tools = ran.init()["tools"].as_array().unwrap().clone();
+    let at = |name: &str| tools.iter().position(|t| t == name).unwrap();
+    assert!(at("TaskStop") < at("ToolSearch") && at("ToolSearch") < at("WebFetch"), "{tools:?}");
+    assert_eq!(tool_uses(&ran), ["ToolSearch", "mcp__lab__echo", "mcp__lab__echo", "ToolSearch", "mcp__other__echo"]);
+    let search = ran.of_type("user").next().unwrap();
+    assert_eq!(search["message"]["content"][0]["tool_use_id"], "toolu_search_0");
+    assert_eq!(search["message"]["content"][0]["content"], json!([{"type": "tool_reference", "tool_name": "mcp__lab__echo"}]));
+    // 13 deferred built-in tools and the four MCP tools.
+    assert_eq!(search["tool_use_result"], json!({"matches": ["mcp__lab__echo"], "query": "select:mcp__lab__echo", "total_deferred_tools": 17}));
+    assert_eq!(ran.result()["num_turns"], 6);
+    assert_eq!(lab.outcomes().iter().filter(|o| o["decision"] == "allowed").count(), 3);
+    // Inlined tools, or a version without tool search: the calls come straight.
+    for (version, env) in [(NEW, "false"), (OLD, "true")] {
+        let lab = Lab::new(version, vec![calls.clone()]);
+        let ran = lab.play_env(&["--allowedTools", "mcp__lab,mcp__other"], &[("ENABLE_TOOL_SEARCH", env)]);
+        assert!(!ran.init()["tools"].as_array().unwrap().contains(&json!("ToolSearch")), "{version}");
+        assert_eq!(tool_uses(&ran), ["mcp__lab__echo", "mcp__lab__echo", "mcp__other__echo"], "{version}");
     }
 }

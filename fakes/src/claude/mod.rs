@@ -16,6 +16,7 @@ mod resume;
 pub mod rules;
 mod servers;
 mod session;
+mod stream;
 use crate::uuid;
 
 use std::path::PathBuf;

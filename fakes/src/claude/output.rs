@@ -48,20 +48,14 @@ impl Output {
     }
 
     /// The result a failed resume prints besides its stderr line.
-    pub fn error_result(&mut self, session_id: &str, message: &str) {
+    pub fn error_result(&mut self, session_id: &str, message: &str, usage: Value) {
         if self.format == "text" {
             return;
         }
         self.line(&json!({
             "type": "result", "subtype": "error_during_execution", "duration_ms": 0, "duration_api_ms": 0,
             "is_error": true, "num_turns": 0, "stop_reason": null, "session_id": session_id, "total_cost_usd": 0,
-            "usage": usage(), "permission_denials": [], "errors": [message], "uuid": new_uuid(),
+            "usage": usage, "permission_denials": [], "errors": [message], "uuid": new_uuid(),
         }));
     }
-}
-
-/// The token usage every message and result reports.
-pub fn usage() -> Value {
-    json!({"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5,
-           "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard"})
 }

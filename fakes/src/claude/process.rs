@@ -17,6 +17,7 @@ use super::resume::{resolve_session, SessionError, State};
 use super::rules::{Rule, RuleSource};
 use super::servers::Servers;
 use super::session::Session;
+use super::stream;
 use crate::script::{Action, Script};
 use crate::wire::Recorder;
 
@@ -91,7 +92,7 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
         Err(SessionError { message, result_session }) => {
             let code = fail(&rec, &message, 1);
             if let Some(id) = result_session {
-                out.error_result(&id, &message);
+                out.error_result(&id, &message, stream::result_usage(&profile, 0, 0));
             }
             return code;
         }
@@ -124,7 +125,8 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
         configs.retain(|o| o.name != s.name);
         configs.push(s);
     }
-    let blob_dir = locations.config_dir.join("projects").join(cwd.display().to_string().replace(['/', '.'], "-")).join(&session_id).join("tool-results");
+    let project_dir = locations.config_dir.join("projects").join(cwd.display().to_string().replace(['/', '.'], "-"));
+    let blob_dir = project_dir.join(&session_id).join("tool-results");
     let started = Instant::now();
     let servers = Servers::connect(profile, configs, &env, &cwd, &rec);
     let mut session = Session {
@@ -142,7 +144,10 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
         api_calls: 0,
         started,
         blob_dir,
+        project_dir,
         cwd,
+        builtins: Vec::new(),
+        loaded: Default::default(),
     };
     session.init(opts.tools.as_deref());
     let actions = script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default();

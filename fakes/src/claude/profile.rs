@@ -118,6 +118,77 @@ impl Profile {
         }
     }
 
+    /// The built-in tools init lists, in its order (Task first, then by
+    /// name); ToolSearch joins them when MCP tools are deferred.
+    pub fn builtin_tools(&self) -> &'static [&'static str] {
+        if self.version.at_least(2, 1, 332) {
+            &BUILTIN_TOOLS_332
+        } else {
+            &BUILTIN_TOOLS_266
+        }
+    }
+
+    /// The skills init lists (also the first slash commands).
+    pub fn skills(&self) -> Vec<&'static str> {
+        let mut skills = SKILLS.to_vec();
+        if self.version.at_least(2, 1, 332) {
+            skills.push("plugin-authoring");
+        }
+        skills
+    }
+
+    /// init's `slash_commands`: the skills, then the built-in commands.
+    pub fn slash_commands(&self) -> Vec<&'static str> {
+        let commands: &[&str] = if self.version.at_least(2, 1, 332) { &COMMANDS_332 } else { &COMMANDS_266 };
+        self.skills().into_iter().chain(commands.iter().copied()).collect()
+    }
+
+    /// Commands that only work in the terminal UI.
+    pub fn terminal_slash_commands(&self) -> &'static [&'static str] {
+        if self.version.at_least(2, 1, 332) {
+            &["doctor", "color", "focus", "reload-plugins"]
+        } else {
+            &["doctor", "color", "reload-plugins"]
+        }
+    }
+
+    /// The SDK protocol capabilities init announces.
+    pub fn capabilities(&self) -> &'static [&'static str] {
+        if self.version.at_least(2, 1, 332) {
+            &CAPABILITIES_332
+        } else {
+            &CAPABILITIES_266
+        }
+    }
+
+    /// The built-in plugins init lists: none before 2.1.332.
+    pub fn builtin_plugins(&self) -> &'static [&'static str] {
+        if self.version.at_least(2, 1, 332) {
+            &["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring"]
+        } else {
+            &[]
+        }
+    }
+
+    /// 2.1.332 adds directory, sandbox and display fields to init
+    /// (additional_directories, original_cwd, sandbox_enabled, view_mode ...).
+    pub fn init_has_session_fields(&self) -> bool {
+        self.version.at_least(2, 1, 332)
+    }
+
+    /// 2.1.332 names the MCP tool itself in an assistant message's
+    /// `tool_use_meta` besides its display names.
+    pub fn tool_use_meta_names_tool(&self) -> bool {
+        self.version.at_least(2, 1, 332)
+    }
+
+    /// 2.1.332's result adds the usage since the last result, its index,
+    /// safety stops and the fallback credit, and splits cache creation by
+    /// lifetime in the per-model usage.
+    pub fn result_has_since_last(&self) -> bool {
+        self.version.at_least(2, 1, 332)
+    }
+
     /// 2.1.332 names the absolute path of a missing `--settings` file;
     /// 2.1.266 repeats the argument as given.
     pub fn absolute_settings_path(&self) -> bool {
@@ -161,6 +232,57 @@ pub fn sanitize_name(name: &str) -> String {
 pub fn model_tool_name(server: &str, tool: &str) -> String {
     format!("mcp__{}__{}", sanitize_name(server), sanitize_name(tool))
 }
+
+/// 2.1.266's built-in tools, as init lists them.
+const BUILTIN_TOOLS_266: [&str; 24] = [
+    "Task", "AskUserQuestion", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterPlanMode", "EnterWorktree",
+    "ExitPlanMode", "ExitWorktree", "ListAgents", "NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage",
+    "Skill", "TaskOutput", "TaskStop", "WebFetch", "WebSearch", "Workflow", "Write",
+];
+/// 2.1.332's: Monitor added, TaskOutput gone.
+const BUILTIN_TOOLS_332: [&str; 24] = [
+    "Task", "AskUserQuestion", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterPlanMode", "EnterWorktree",
+    "ExitPlanMode", "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup",
+    "SendMessage", "Skill", "TaskStop", "WebFetch", "WebSearch", "Workflow", "Write",
+];
+/// Built-in tools 2.1.332 defers with the MCP tools (named in a system
+/// message; measured in the mock model's request).
+pub const DEFERRED_BUILTINS: [&str; 13] = [
+    "CronCreate", "CronDelete", "CronList", "EnterPlanMode", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Monitor",
+    "NotebookEdit", "SendMessage", "TaskStop", "WebFetch", "WebSearch",
+];
+/// The tool that loads deferred tools' schemas.
+pub const TOOL_SEARCH: &str = "ToolSearch";
+/// What ToolSearch answers when nothing matches.
+pub const NO_DEFERRED_MATCH: &str = "No matching deferred tools found";
+/// The agent types init lists.
+pub const AGENTS: [&str; 5] = ["claude", "Explore", "general-purpose", "Plan", "statusline-setup"];
+const SKILLS: [&str; 15] = [
+    "deep-research", "dataviz", "update-config", "verify", "debug", "code-review", "simplify", "batch",
+    "fewer-permission-prompts", "doctor", "loop", "claude-api", "workflow-authoring", "run", "run-skill-generator",
+];
+const COMMANDS_266: [&str; 26] = [
+    "agents", "auto-mode-setup", "autocompact", "clear", "color", "compact", "config", "context", "effort", "fast",
+    "heapdump", "init", "mcp", "model", "__remote-workflow", "workflow-launch-exec", "reload-plugins", "reload-skills",
+    "rename", "security-review", "usage", "insights", "recap", "goal", "list-agents", "team-onboarding",
+];
+/// 2.1.332 adds output-style and focus.
+const COMMANDS_332: [&str; 28] = [
+    "agents", "auto-mode-setup", "autocompact", "clear", "color", "compact", "config", "output-style", "context", "effort",
+    "fast", "focus", "heapdump", "init", "mcp", "model", "__remote-workflow", "workflow-launch-exec", "reload-plugins",
+    "reload-skills", "rename", "security-review", "usage", "insights", "recap", "goal", "list-agents", "team-onboarding",
+];
+const CAPABILITIES_266: [&str; 3] = ["interrupt_receipt_v1", "interrupt_cancel_queued_v1", "msg_lifecycle_v1"];
+const CAPABILITIES_332: [&str; 23] = [
+    "interrupt_receipt_v1", "interrupt_cancel_queued_v1", "interrupt_send_now_v1", "interrupt_requeue_taken_v1",
+    "msg_lifecycle_v1", "request_marker_lists_v1", "ask_user_question_unanswered_v1", "lifecycle_wakeup_source_v1",
+    "sdk_mcp_tools_list_changed", "sdk_mcp_manifests", "mcp_read_resource_v1", "mcp_tool_ui_meta_v1", "ui_surface_v1",
+    "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
+    "voice_call_talk_line_v1", "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1",
+    "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1", "silent_resend_files_v1",
+];
+/// Print mode without an opt-in runs without fast mode.
+pub const FAST_MODE_DISABLED_REASON: &str = "sdk_opt_in_required";
 
 // What Claude Code says, the same in both measured versions.
 
@@ -258,6 +380,10 @@ mod tests {
         assert_eq!(new.client_capabilities()["elicitation"], json!({"form": {}, "url": {}}));
         assert!(Profile { version: Version::new(2, 1, 300) }.invalid_prompt_answer_text().ends_with("string}."));
         assert!(Profile { version: Version::new(2, 2, 0) }.probes_discover());
+        assert!(old.builtin_tools().contains(&"TaskOutput") && !new.builtin_tools().contains(&"TaskOutput"));
+        assert!(new.builtin_tools().contains(&"Monitor") && !old.builtin_tools().contains(&"Monitor"));
+        assert!(new.slash_commands().starts_with(&new.skills()) && new.skills().len() == old.skills().len() + 1);
+        assert!(DEFERRED_BUILTINS.iter().all(|t| new.builtin_tools().contains(t)));
     }
 
     #[test]

@@ -2,24 +2,21 @@
 //! call through the permission rules (and the permission prompt tool), and
 //! the result.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
 use super::cli;
-use super::output::{usage, Output};
-use super::profile::{self, Profile};
+use super::output::Output;
+use super::profile::{self, Profile, DEFERRED_BUILTINS, TOOL_SEARCH};
 use super::render::{self, BlobDir, Rendered};
 use super::rules::{self, ModeDenial, PromptAnswer, Rules, Verdict};
 use super::servers::Servers;
+use super::stream::{self, Place};
 use super::uuid::new_uuid;
 use crate::wire::Recorder;
-
-/// Built-in tools listed in init (the fake runs none of them).
-const BUILTIN_TOOLS: [&str; 11] =
-    ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "NotebookEdit", "WebFetch", "WebSearch", "TodoWrite"];
 
 pub struct Session {
     pub profile: Profile,
@@ -37,7 +34,13 @@ pub struct Session {
     pub api_calls: usize,
     pub started: Instant,
     pub blob_dir: PathBuf,
+    /// This working directory's folder under the config dir.
+    pub project_dir: PathBuf,
     pub cwd: PathBuf,
+    /// Built-in tools the model has (filled by init).
+    pub builtins: Vec<&'static str>,
+    /// Deferred tools ToolSearch loaded in this process.
+    pub loaded: BTreeSet<String>,
 }
 
 struct CallOutcome {
@@ -72,13 +75,21 @@ impl CallOutcome {
 
 impl Session {
     pub fn init(&mut self, tools: Option<&[String]>) {
-        let builtin: Vec<&str> = match tools.map(cli::split_tool_list) {
-            None => BUILTIN_TOOLS.to_vec(),
-            Some(list) if list.iter().any(|t| t == "default") => BUILTIN_TOOLS.to_vec(),
-            Some(list) => BUILTIN_TOOLS.iter().copied().filter(|b| list.iter().any(|t| t == b)).collect(),
+        let all = self.profile.builtin_tools();
+        let mut builtin: Vec<&'static str> = match tools.map(cli::split_tool_list) {
+            None => all.to_vec(),
+            Some(list) if list.iter().any(|t| t == "default") => all.to_vec(),
+            Some(list) => all.iter().copied().filter(|b| list.iter().any(|t| t == b)).collect(),
         };
-        let mut names: Vec<String> = builtin.into_iter().filter(|b| !self.rules.denies(b)).map(String::from).collect();
-        names.extend(self.servers.mcp_tools(&self.rules));
+        if self.defers_tools() {
+            // In name order after Task, as init lists it.
+            let at = builtin.iter().skip(1).position(|b| *b > TOOL_SEARCH).map_or(builtin.len(), |i| i + 1);
+            builtin.insert(at, TOOL_SEARCH);
+        }
+        builtin.retain(|b| !self.rules.denies(b));
+        self.builtins = builtin.clone();
+        let mut names: Vec<String> = builtin.into_iter().map(String::from).collect();
+        names.extend(self.model_mcp_tools());
         let with_source = self.profile.init_names_server_source();
         let servers: Vec<Value> = self
             .servers
@@ -92,28 +103,89 @@ impl Session {
             })
             .collect();
         let api_key_source = if self.env.contains_key("ANTHROPIC_API_KEY") { "ANTHROPIC_API_KEY" } else { "none" };
-        let event = json!({
+        let mut event = json!({
             "type": "system", "subtype": "init", "cwd": self.cwd.display().to_string(), "session_id": self.session_id,
             "tools": names, "mcp_servers": servers, "model": self.model,
-            "permissionMode": self.mode, "slash_commands": [], "apiKeySource": api_key_source,
-            "claude_code_version": self.profile.version.to_string(), "output_style": "default",
-            "agents": ["general-purpose"], "plugins": [], "uuid": new_uuid(),
+            "permissionMode": self.mode, "apiKeySource": api_key_source,
+            "claude_code_version": self.profile.version.to_string(), "output_style": "default", "uuid": new_uuid(),
         });
+        let place = Place { cwd: &self.cwd, project_dir: &self.project_dir };
+        if let Some(e) = event.as_object_mut() {
+            e.extend(stream::init_fields(&self.profile, &place));
+        }
         self.out.event(event);
     }
 
-    fn assistant(&mut self, content: Value) {
+    /// The MCP tools the model is given: the permission prompt tool is the
+    /// CLI's own, never the model's.
+    fn model_mcp_tools(&self) -> Vec<String> {
+        let mut tools = self.servers.mcp_tools(&self.rules);
+        tools.retain(|t| Some(t) != self.prompt_tool.as_ref());
+        tools
+    }
+
+    /// One scripted model reply; `meta` names the MCP tools it calls.
+    fn assistant(&mut self, content: Value, meta: Option<Value>) {
         self.api_calls += 1;
-        let msg = json!({
+        let mut msg = json!({
             "type": "assistant",
             "message": {
                 "id": format!("msg_fake_{}", self.api_calls), "type": "message", "role": "assistant",
-                "model": self.model, "content": content, "stop_reason": null, "stop_sequence": null,
-                "usage": usage(),
+                "model": stream::api_model(&self.model), "content": content, "stop_reason": null, "stop_sequence": null,
+                "usage": stream::message_usage(), "context_management": null,
             },
-            "parent_tool_use_id": null, "session_id": self.session_id, "uuid": new_uuid(),
+            "parent_tool_use_id": null, "session_id": self.session_id, "timestamp": stream::timestamp(), "uuid": new_uuid(),
         });
+        if let Some(meta) = meta {
+            msg["tool_use_meta"] = json!([meta]);
+        }
         self.out.event(msg);
+    }
+
+    /// A tool result message for the model.
+    fn user(&mut self, block: Value, tool_use_result: Value, meta: Option<Value>) {
+        let mut user = json!({
+            "type": "user", "message": {"role": "user", "content": [block]}, "parent_tool_use_id": null,
+            "session_id": self.session_id, "timestamp": stream::timestamp(), "uuid": new_uuid(), "tool_use_result": tool_use_result,
+        });
+        if let Some(meta) = meta {
+            user["tool_result_meta"] = json!([meta]);
+        }
+        self.out.event(user);
+    }
+
+    /// With tool search, an MCP tool the model has not loaded yet is only
+    /// named to it: it loads it with ToolSearch first (`select:NAME`), one
+    /// more model request.
+    fn search_tool(&mut self, step: usize, name: &str) {
+        if !self.defers_tools() || self.loaded.contains(name) {
+            return;
+        }
+        let id = format!("toolu_search_{step}");
+        let query = format!("select:{name}");
+        self.assistant(json!([{"type": "tool_use", "id": id, "name": TOOL_SEARCH, "input": {"query": query}}]), None);
+        let mcp = self.model_mcp_tools();
+        let deferred = self.builtins.iter().filter(|b| DEFERRED_BUILTINS.contains(b)).count() + mcp.len();
+        let matches: Vec<&String> = mcp.iter().filter(|t| *t == name).collect();
+        let content = if matches.is_empty() {
+            json!(profile::NO_DEFERRED_MATCH)
+        } else {
+            json!(matches.iter().map(|t| json!({"type": "tool_reference", "tool_name": t})).collect::<Vec<_>>())
+        };
+        let block = json!({"type": "tool_result", "tool_use_id": id, "content": content});
+        let result = json!({"matches": matches, "query": query, "total_deferred_tools": deferred});
+        let meta = self.profile.reports_permission_decision().then(|| json!({"id": id, "permission_decision": {"decision": "accept", "source": "config"}}));
+        self.user(block, result, meta);
+        self.loaded.extend(matches.into_iter().cloned());
+    }
+
+    /// The display names of a call to `server`'s `tool`, if it has it.
+    fn tool_use_meta(&self, server: &str, tool: &str, id: &str) -> Option<Value> {
+        let s = self.servers.iter().find(|s| s.config.name == server)?;
+        let (_, greeting) = s.conn.as_ref().ok()?;
+        let entry = greeting.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(tool))?;
+        let info = greeting.initialize.get("serverInfo").cloned().unwrap_or(Value::Null);
+        Some(stream::tool_use_meta(&self.profile, id, tool, Some(entry), &info))
     }
 
     /// One scripted tool call. Err: the process must stop (exit 1) with
@@ -121,7 +193,9 @@ impl Session {
     pub fn tool_call(&mut self, step: usize, server: &str, tool: &str, arguments: &Value) -> Result<(), String> {
         let id = format!("toolu_fake_{step}");
         let name = rules::tool_name(server, tool);
-        self.assistant(json!([{"type": "tool_use", "id": id, "name": name, "input": arguments}]));
+        self.search_tool(step, &name);
+        let meta = self.tool_use_meta(server, tool, &id);
+        self.assistant(json!([{"type": "tool_use", "id": id, "name": name, "input": arguments}]), meta);
         let (outcome, fatal) = self.decide_and_run(server, tool, &name, &id, arguments);
         if let Some(extra) = &outcome.denied_event {
             let mut event = json!({"type": "system", "subtype": "permission_denied", "tool_name": name, "tool_use_id": id});
@@ -138,14 +212,7 @@ impl Session {
         } else {
             json!({"tool_use_id": id, "type": "tool_result", "content": outcome.rendered.content})
         };
-        let mut user = json!({
-            "type": "user", "message": {"role": "user", "content": [block]}, "parent_tool_use_id": null,
-            "session_id": self.session_id, "uuid": new_uuid(), "tool_use_result": outcome.rendered.tool_use_result,
-        });
-        if let Some(meta) = &outcome.meta {
-            user["tool_result_meta"] = json!([meta]);
-        }
-        self.out.event(user);
+        self.user(block, outcome.rendered.tool_use_result.clone(), outcome.meta.clone());
         if outcome.denial {
             self.denials.push(json!({"tool_name": name, "tool_use_id": id, "tool_input": arguments}));
         }
@@ -319,14 +386,16 @@ impl Session {
 
     pub fn finish(&mut self) {
         let text = "Done.";
-        self.assistant(json!([{"type": "text", "text": text}]));
-        let result = json!({
+        self.assistant(json!([{"type": "text", "text": text}]), None);
+        let mut result = json!({
             "type": "result", "subtype": "success", "is_error": false,
-            "duration_ms": self.started.elapsed().as_millis() as u64, "duration_api_ms": 0,
+            "duration_ms": self.started.elapsed().as_millis() as u64,
             "num_turns": self.api_calls, "result": text, "stop_reason": "end_turn", "session_id": self.session_id,
-            "total_cost_usd": 0, "usage": usage(), "modelUsage": {}, "permission_denials": self.denials,
-            "terminal_reason": "completed", "uuid": new_uuid(),
+            "permission_denials": self.denials, "terminal_reason": "completed", "uuid": new_uuid(),
         });
+        if let Some(r) = result.as_object_mut() {
+            r.extend(stream::result_fields(&self.profile, &self.model, self.api_calls));
+        }
         self.out.result(result);
     }
 }

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 
-use fakes::version::Version;
 use fakes::wire::read_jsonl;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -23,6 +22,7 @@ pub use providers::{FakeCommand, Fakes};
 
 use crate::driver::{Driver, Failure, Prompt};
 use crate::limits::trial_timeout;
+use crate::plan::Target;
 use crate::scenario::Scenario;
 
 /// The provider's transcript in a run directory, whichever fake wrote it.
@@ -119,7 +119,7 @@ pub struct DriverSaw {
 /// Runs one trial in a fresh temporary directory. If it outlives the limit,
 /// the provider processes are killed, which unblocks a driver waiting on
 /// them, and the observations say it timed out.
-pub fn run(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes) -> Observations {
+pub fn run(scenario: &Scenario, target: Target, driver: &mut dyn Driver, fakes: &Fakes) -> Observations {
     let dir = match tempfile::Builder::new().prefix("conformance-").tempdir() {
         Ok(d) => d,
         Err(e) => {
@@ -127,13 +127,14 @@ pub fn run(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Drive
             return Observations { run, ..Observations::default() };
         }
     };
-    let mut obs = run_in(scenario, version, driver, fakes, dir.path());
+    let mut obs = run_in(scenario, target, driver, fakes, dir.path());
     obs.run.dir = Some(dir);
     obs
 }
 
 /// Runs one trial in `dir` under the watchdog.
-pub fn run_in(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
+pub fn run_in(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
+    let target = target.into();
     let (done, finished) = mpsc::channel::<()>();
     let fired = AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -144,7 +145,7 @@ pub fn run_in(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Dr
                 kill_providers(dir);
             }
         });
-        let mut obs = play::play(scenario, version, driver, fakes, dir);
+        let mut obs = play::play(scenario, target, driver, fakes, dir);
         let _ = done.send(());
         obs.run.timed_out = fired.load(Ordering::SeqCst);
         obs

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use fakes::version::Version;
 
 use super::host::HostLog;
 use super::providers::Fakes;
 use super::setup::{canary, Setup};
 use super::{observe, HostSaw, Observations, StepObservation, TRANSCRIPT};
 use crate::driver::{BridgeSpec, CatalogRow, Driver, GatewayApproval, GatewaySpec, Launch, Process, ServerSpec};
+use crate::plan::Target;
 use crate::scenario::{Provider, Scenario, Step};
 
 /// The host's side of a trial: its declarations as they evolve.
@@ -25,11 +25,11 @@ struct HostState {
 }
 
 
-pub(super) fn play(scenario: &Scenario, version: Option<Version>, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
+pub(super) fn play(scenario: &Scenario, target: Target, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
     let mut obs = Observations::default();
     obs.run.path = dir.to_path_buf();
     obs.steps = vec![StepObservation::default(); scenario.steps.len()];
-    let mut setup = match Setup::create(scenario, version, fakes, dir) {
+    let mut setup = match Setup::create(scenario, target, fakes, dir) {
         Ok(s) => s,
         Err(e) => {
             obs.run.setup_error = Some(format!("harness could not set up the run: {e}"));

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use fakes::script::{Action, Script, Turn};
 use fakes::mcp::{start_http, Catalog, HttpServer};
-use fakes::version::Version;
 use fakes::wire::Recorder;
 use serde_json::{json, Value};
 
 use super::providers::Fakes;
 use super::{wrapper, TRANSCRIPT};
 use crate::driver::{ServerSpec, Transport};
+use crate::plan::Target;
 use crate::scenario::{catalog, toml_to_json, Provider, Scenario, Step, TransportKind};
 
 /// Files and processes prepared for one trial.
@@ -30,7 +30,8 @@ pub(super) struct Setup {
 }
 
 impl Setup {
-    pub fn create(scenario: &Scenario, version: Option<Version>, fakes: &Fakes, dir: &Path) -> std::io::Result<Setup> {
+    pub fn create(scenario: &Scenario, target: Target, fakes: &Fakes, dir: &Path) -> std::io::Result<Setup> {
+        let version = target.version;
         for d in ["bin", "home", "work", "mcp"] {
             std::fs::create_dir_all(dir.join(d))?;
         }
@@ -131,16 +132,20 @@ impl Setup {
                 wrapper::write_real_codex(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &codex, &model.openai_base())?;
                 setup.model = Some(model);
             }
-            Provider::Codex => wrapper::write_fake(&setup.wrapper, &fakes.codex, &script_path)?,
+            Provider::Codex => wrapper::write_fake(&setup.wrapper, &fakes.codex, &script_path, "")?,
             Provider::Claude if real.is_some() => {
                 let model = fakes::model::start(script.turns.clone(), Recorder::open(&dir.join("model.jsonl"))?)?;
                 let claude = real.cloned().unwrap_or_default();
                 let home = dir.join("claude-home");
                 let own: Vec<String> = setup.http.iter().map(|s| s.url()).collect();
-                wrapper::write_real_claude(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &own, &claude, &model.anthropic_base(), &home)?;
+                let real = wrapper::RealClaude { program: &claude, model_base: &model.anthropic_base(), home: &home, own: &own };
+                wrapper::write_real_claude(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &real, target.tool_search)?;
                 setup.model = Some(model);
             }
-            Provider::Claude => wrapper::write_fake(&setup.wrapper, &fakes.claude, &script_path)?,
+            Provider::Claude => {
+                let env = wrapper::tool_search_env(target.tool_search);
+                wrapper::write_fake(&setup.wrapper, &fakes.claude, &script_path, &env)?
+            }
             // No fake to simulate: record that the driver launched it at all.
             Provider::Cursor | Provider::Codebuddy => wrapper::write_launch_recorder(&setup.wrapper, &dir.join(TRANSCRIPT))?,
         }

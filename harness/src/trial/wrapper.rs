@@ -6,12 +6,23 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::providers::FakeCommand;
+use crate::plan::ToolSearch;
 
 /// The scenario reaches the fake through this wrapper at the binary path the
-/// driver is given, so nothing depends on the driver passing env through.
-pub fn write_fake(path: &Path, fake: &FakeCommand, script: &Path) -> std::io::Result<()> {
+/// driver is given, so nothing depends on the driver passing env through;
+/// `preamble` is shell text run first (the trial's environment).
+pub fn write_fake(path: &Path, fake: &FakeCommand, script: &Path, preamble: &str) -> std::io::Result<()> {
     let args = ["--run".to_string(), script.display().to_string()];
-    write_exec_script(path, "", fake, &args)
+    write_exec_script(path, preamble, fake, &args)
+}
+
+/// Claude Code's tool search mode, as the provider process's environment:
+/// off is ENABLE_TOOL_SEARCH=false, on is the CLI's default (unset).
+pub fn tool_search_env(mode: ToolSearch) -> String {
+    match mode {
+        ToolSearch::Off => "export ENABLE_TOOL_SEARCH=false\n".into(),
+        ToolSearch::On => "unset ENABLE_TOOL_SEARCH\n".into(),
+    }
 }
 
 /// A stand-in CLI for providers the fakes do not simulate: it appends a
@@ -34,21 +45,30 @@ pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, cod
     write_exec_script(path, "export MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\n", relay, &args)
 }
 
-/// Real Claude Code: the mock model by environment, an isolated HOME, MCP
-/// tools inlined (no tool search), behind the relay.
-/// The harness's own HTTP servers (`own`) are reached directly; any other
-/// HTTP server in `--mcp-config` is the driver's, reached through the
-/// relay's recording proxy.
-pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, own: &[String], claude: &Path, model_base: &str, home: &Path) -> std::io::Result<()> {
+/// A real Claude Code binary, the mock model's base URL, the HOME to
+/// isolate it in, and the harness's own HTTP servers (`own`), reached
+/// directly; any other HTTP server in `--mcp-config` is the driver's,
+/// reached through the relay's recording proxy.
+pub struct RealClaude<'a> {
+    pub program: &'a Path,
+    pub model_base: &'a str,
+    pub home: &'a Path,
+    pub own: &'a [String],
+}
+
+/// Real Claude Code: the mock model by environment, an isolated HOME, the
+/// trial's tool search mode, behind the relay.
+pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &RealClaude, tool_search: ToolSearch) -> std::io::Result<()> {
     let preamble = format!(
         "export ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=sk-ant-mock HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false\n",
-        shell_quote(model_base),
-        shell_quote(&home.display().to_string()),
+         DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1\n{}",
+        shell_quote(claude.model_base),
+        shell_quote(&claude.home.display().to_string()),
+        tool_search_env(tool_search),
     );
-    std::fs::create_dir_all(home)?;
-    let mut args: Vec<String> = own.iter().flat_map(|u| ["--own-url".to_string(), u.clone()]).collect();
-    args.extend(relayed(transcript, claude));
+    std::fs::create_dir_all(claude.home)?;
+    let mut args: Vec<String> = claude.own.iter().flat_map(|u| ["--own-url".to_string(), u.clone()]).collect();
+    args.extend(relayed(transcript, claude.program));
     write_exec_script(path, &preamble, relay, &args)
 }
 

@@ -93,6 +93,9 @@ impl Lab {
         self.run_env(args, &[])
     }
 
+    /// Runs with MCP tools inlined (ENABLE_TOOL_SEARCH=false) unless `env`
+    /// says otherwise: the permission tests here look at the tool calls
+    /// themselves, not at ToolSearch loading them first.
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
         let mut cmd = Command::new(FAKE_CLAUDE);
         cmd.arg("--run")
@@ -103,6 +106,7 @@ impl Lab {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.join("home"))
             .env("CLAUDE_CONFIG_DIR", self.dir.join("cfg"))
+            .env("ENABLE_TOOL_SEARCH", "false")
             .stdin(Stdio::null());
         for (k, v) in env {
             cmd.env(k, v);

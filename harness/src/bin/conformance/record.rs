@@ -1,6 +1,7 @@
 //! `conformance record --out DIR`: the reference driver on every cached real
 //! binary, one normalized recording per trial:
-//! `OUT/<provider>/<version>/<scenario>.json`. `conformance fidelity`: every
+//! `OUT/<provider>/<version>/<scenario>.json` (`<version>+tool-search` for
+//! Claude Code's tool search on). `conformance fidelity`: every
 //! recording replayed on the fake and compared message by message.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,7 +26,7 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], fak
     let mut failed = false;
     for t in plan::trials(scenarios, &[DriverSource::reference()], versions) {
         let (s, v) = (&t.scenario, t.version);
-        let outcome = run_with(s, v, &mut harness::reference::ReferenceDriver::new(), fakes);
+        let outcome = run_with(s, t.target(), &mut harness::reference::ReferenceDriver::new(), fakes);
         let name = t.name();
         let verdict = match &outcome.verdict {
             Verdict::Skip(reason) => {
@@ -40,12 +41,13 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], fak
             }
         };
         let Some(v) = v else { continue };
-        let dir = out.join(s.provider.as_str()).join(v.to_string());
+        let dir = out.join(s.provider.as_str()).join(format!("{v}{}", t.tool_search.suffix()));
         let file = dir.join(format!("{}.json", s.id));
         let recording = Recording {
             scenario: s.id.clone(),
             provider: s.provider.as_str().to_string(),
             version: v.to_string(),
+            tool_search: t.tool_search == plan::ToolSearch::On,
             driver: "reference".into(),
             verdict: verdict.into(),
             summary: outcome.capture.summary,

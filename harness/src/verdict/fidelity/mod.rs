@@ -57,13 +57,17 @@ pub fn rules() -> Vec<String> {
     normalize::describe().into_iter().chain(order::describe()).collect()
 }
 
-/// A committed recording: `recordings/<provider>/<version>/<scenario>.json`.
+/// A committed recording: `recordings/<provider>/<version>/<scenario>.json`
+/// (`<version>+tool-search` for a run with Claude Code's tool search on).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Recording {
     pub scenario: String,
     pub provider: String,
     pub version: String,
+    /// Claude Code ran with its tool search on (written only when it did).
+    #[serde(default)]
+    pub tool_search: bool,
     pub driver: String,
     pub verdict: String,
     pub summary: Value,
@@ -79,7 +83,13 @@ impl Recording {
     /// shows the messages that changed.
     pub fn to_text(&self) -> String {
         let mut out = String::from("{\n");
-        for (k, v) in [("scenario", &self.scenario), ("provider", &self.provider), ("version", &self.version), ("driver", &self.driver), ("verdict", &self.verdict)] {
+        for (k, v) in [("scenario", &self.scenario), ("provider", &self.provider), ("version", &self.version)] {
+            out += &format!("  {}: {},\n", json!(k), json!(v));
+        }
+        if self.tool_search {
+            out += "  \"tool_search\": true,\n";
+        }
+        for (k, v) in [("driver", &self.driver), ("verdict", &self.verdict)] {
             out += &format!("  {}: {},\n", json!(k), json!(v));
         }
         let summary = serde_json::to_string_pretty(&self.summary).unwrap_or_default().replace('\n', "\n  ");
@@ -111,6 +121,7 @@ mod tests {
             scenario: "s".into(),
             provider: "codex".into(),
             version: "0.171.0".into(),
+            tool_search: false,
             driver: "reference".into(),
             verdict: "pass".into(),
             summary: json!({"outcomes": [{"step": 0}], "server_calls": [1]}),
@@ -122,6 +133,9 @@ mod tests {
         let text = r.to_text();
         assert!(text.contains("\n      {\"c2s\":{\"id\":\"<c0>\",\"method\":\"initialize\"}}\n"), "{text}");
         assert!(text.find("\"provider\": [") < text.find("\"mcp/files\": ["), "{text}");
+        assert!(!text.contains("tool_search"), "{text}");
+        let on = Recording { tool_search: true, ..r.clone() }.to_text();
+        assert!(Recording::parse(&on).unwrap().tool_search, "{on}");
         let back = Recording::parse(&text).unwrap();
         assert_eq!((back.summary, back.conversations), (r.summary, r.conversations));
     }
