@@ -167,7 +167,7 @@ impl Model {
             _ => json!({"type": "text_delta", "text": block["text"]}),
         };
         vec![
-            ("message_start".into(), json!({"type": "message_start", "message": {"id": format!("msg_mock_{prompts}_{}", uses.len()), "type": "message",
+            ("message_start".into(), json!({"type": "message_start", "message": {"id": anthropic_message_id(prompts, uses.len()), "type": "message",
                 "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage}})),
             ("content_block_start".into(), json!({"type": "content_block_start", "index": 0, "content_block": start})),
             ("content_block_delta".into(), json!({"type": "content_block_delta", "index": 0, "delta": delta})),
@@ -187,6 +187,13 @@ pub fn openai_response_id(turn: usize, done: usize) -> String {
 /// fake Codex, playing the model itself, names its agent message so too).
 pub fn openai_message_id(turn: usize, done: usize) -> String {
     format!("msg_{}", openai_response_id(turn, done))
+}
+
+/// The id of the reply to a conversation's `prompts`-th prompt after `uses`
+/// tool uses (the fake Claude Code, playing the model itself, names its
+/// replies so too).
+pub fn anthropic_message_id(prompts: usize, uses: usize) -> String {
+    format!("msg_mock_{prompts}_{uses}")
 }
 
 /// Claude Code defers a tool when it offers ToolSearch and leaves the tool

@@ -114,6 +114,12 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
     if !state.sessions.contains(&session_id) {
         state.sessions.push(session_id.clone());
     }
+    // A forked session starts its own count (unmeasured).
+    let prompt_number = {
+        let n = state.prompts.entry(session_id.clone()).or_default();
+        *n += 1;
+        *n
+    };
     script.save_state(&state);
     rec.record(&json!({"event": "turn", "index": turn, "session_id": session_id, "prompt": prompt, "permission_mode": mode}));
 
@@ -142,6 +148,8 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
         servers,
         denials: Vec::new(),
         api_calls: 0,
+        prompt_number,
+        tool_uses: 0,
         started,
         blob_dir,
         project_dir,

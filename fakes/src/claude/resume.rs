@@ -50,4 +50,7 @@ pub fn resolve_session(opts: &Options, state: &State) -> Result<String, SessionE
 pub struct State {
     pub next_turn: usize,
     pub sessions: Vec<String>,
+    /// Prompts each session has had: a resumed conversation carries them.
+    #[serde(default)]
+    pub prompts: std::collections::BTreeMap<String, usize>,
 }

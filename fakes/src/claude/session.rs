@@ -32,6 +32,10 @@ pub struct Session {
     pub denials: Vec<Value>,
     /// Model requests so far (num_turns).
     pub api_calls: usize,
+    /// This prompt's place in the conversation, and the tool uses the model
+    /// has made since it: what the model API names its replies by.
+    pub prompt_number: usize,
+    pub tool_uses: usize,
     pub started: Instant,
     pub blob_dir: PathBuf,
     /// This working directory's folder under the config dir.
@@ -127,10 +131,13 @@ impl Session {
     /// One scripted model reply; `meta` names the MCP tools it calls.
     fn assistant(&mut self, content: Value, meta: Option<Value>) {
         self.api_calls += 1;
+        // Named as the mock model names its replies: the fake plays the model.
+        let id = crate::model::anthropic_message_id(self.prompt_number, self.tool_uses);
+        self.tool_uses += content.as_array().map_or(0, |c| c.iter().filter(|b| b["type"] == "tool_use").count());
         let mut msg = json!({
             "type": "assistant",
             "message": {
-                "id": format!("msg_fake_{}", self.api_calls), "type": "message", "role": "assistant",
+                "id": id, "type": "message", "role": "assistant",
                 "model": stream::api_model(&self.model), "content": content, "stop_reason": null, "stop_sequence": null,
                 "usage": stream::message_usage(), "context_management": null,
             },

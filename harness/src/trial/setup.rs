@@ -143,7 +143,7 @@ impl Setup {
                 setup.model = Some(model);
             }
             Provider::Claude => {
-                let env = wrapper::tool_search_env(target.tool_search);
+                let env = wrapper::claude_env(target.tool_search);
                 wrapper::write_fake(&setup.wrapper, &fakes.claude, &script_path, &env)?
             }
             // No fake to simulate: record that the driver launched it at all.

@@ -16,13 +16,16 @@ pub fn write_fake(path: &Path, fake: &FakeCommand, script: &Path, preamble: &str
     write_exec_script(path, preamble, fake, &args)
 }
 
-/// Claude Code's tool search mode, as the provider process's environment:
-/// off is ENABLE_TOOL_SEARCH=false, on is the CLI's default (unset).
-pub fn tool_search_env(mode: ToolSearch) -> String {
-    match mode {
-        ToolSearch::Off => "export ENABLE_TOOL_SEARCH=false\n".into(),
-        ToolSearch::On => "unset ENABLE_TOOL_SEARCH\n".into(),
-    }
+/// What fake and real Claude Code both get in their environment: a (mock)
+/// API key, which the real one needs to reach the mock model and both
+/// report in init, and the trial's tool search mode (off is
+/// ENABLE_TOOL_SEARCH=false, on is the CLI's default, unset).
+pub fn claude_env(mode: ToolSearch) -> String {
+    let search = match mode {
+        ToolSearch::Off => "export ENABLE_TOOL_SEARCH=false",
+        ToolSearch::On => "unset ENABLE_TOOL_SEARCH",
+    };
+    format!("export ANTHROPIC_API_KEY=sk-ant-mock\n{search}\n")
 }
 
 /// A stand-in CLI for providers the fakes do not simulate: it appends a
@@ -60,11 +63,11 @@ pub struct RealClaude<'a> {
 /// trial's tool search mode, behind the relay.
 pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &RealClaude, tool_search: ToolSearch) -> std::io::Result<()> {
     let preamble = format!(
-        "export ANTHROPIC_BASE_URL={} ANTHROPIC_API_KEY=sk-ant-mock HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+        "export ANTHROPIC_BASE_URL={} HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
          DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1\n{}",
         shell_quote(claude.model_base),
         shell_quote(&claude.home.display().to_string()),
-        tool_search_env(tool_search),
+        claude_env(tool_search),
     );
     std::fs::create_dir_all(claude.home)?;
     let mut args: Vec<String> = claude.own.iter().flat_map(|u| ["--own-url".to_string(), u.clone()]).collect();
