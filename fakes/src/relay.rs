@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 
@@ -53,7 +54,19 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    let mut child = match Command::new(program).args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn() {
+    let mut command = Command::new(program);
+    command.args(&args).stdin(Stdio::piped()).stdout(Stdio::piped());
+    // A driver ends its provider by killing it; here it kills the relay, so
+    // the CLI dies with it as it would, rather than seeing its input close
+    // and shutting down in order (stdio MCP servers then see no EOF).
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("relay: cannot start {program}: {e}");

@@ -152,7 +152,7 @@ fn a_shim_missing_operations_is_not_testable_and_garbage_is_a_protocol_error() {
 
     // A capability the harness does not know: not testable, named; the
     // other driver's results are still reported; exit 1, not 2.
-    let o = cli(&["run", "--filter", "approve-tool-runs-without-prompt", "--version", "0.171.0", "--driver-cmd", &shim("boastful.py"), "--driver", "reference"]);
+    let o = cli(&["run", "--filter", "approve-tool-runs-without-prompt", "--version", "0.171.0", "--driver-cmd", &format!("{} teleport", shim("partial.py")), "--driver", "reference"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("unknown capabilities teleport"), "{}", text(&o));
     assert!(text(&o).contains("driver reference: 1 passed"), "{}", text(&o));

@@ -32,6 +32,9 @@ pub fn config_toml(set: &ServerSet) -> String {
             let _ = writeln!(out, "\n[mcp_servers.{name}.tools.{}]\napproval_mode = \"{}\"", key(tool), policy.as_str());
         }
     }
+    // Codex snapshots the shell's environment into CODEX_HOME, and with it
+    // the bearer secrets the driver hands the process: measured on 0.171.0.
+    out.push_str("\n[features]\nshell_snapshot = false\n");
     out
 }
 

@@ -174,13 +174,20 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
             }
         }
     }
-    // Stopped before the result goes out: the driver may kill this process
-    // once it has read the result, and servers orphaned that way read EOF,
-    // which the real CLI (killing them first) never lets them see.
-    session.servers.stop();
+    // The real CLI prints its result, then works through its exit before it
+    // kills its servers (without EOF): a driver that kills it once it has
+    // read the result leaves them to read EOF (measured on both versions,
+    // 2026-12-03), one that waits for it sees them killed.
     session.finish();
+    std::thread::sleep(EXIT_WORK);
+    session.servers.stop();
     0
 }
+
+/// How long the fake takes from its result to stopping its servers; the
+/// real CLI's exit (a Node process) takes longer than a driver takes to
+/// kill it after reading the result.
+const EXIT_WORK: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// Prints a message on stderr, records it, and gives the exit code.
 fn fail(rec: &Recorder, message: &str, code: i32) -> i32 {

@@ -22,7 +22,8 @@ pub fn serve_stdio(
     mut input: impl BufRead,
     output: impl Write + Send,
 ) -> i32 {
-    rec.record(&json!({"event": "start", "transport": "stdio", "server": catalog.server}));
+    // The pid lets the harness wait for this server to end before reading.
+    rec.record(&json!({"event": "start", "transport": "stdio", "server": catalog.server, "pid": std::process::id()}));
     let out = Mutex::new(output);
     let stopper = Stopper::default();
     let code = std::thread::scope(|scope| {
@@ -122,7 +123,7 @@ mod tests {
         assert_eq!(r[3]["error"]["code"], -32601);
 
         let log = read_jsonl(&path).unwrap();
-        assert_eq!(log.first(), Some(&json!({"event":"start","transport":"stdio","server":"files"})));
+        assert_eq!(log.first(), Some(&json!({"event":"start","transport":"stdio","server":"files","pid":std::process::id()})));
         assert_eq!(log.last(), Some(&json!({"event":"eof"})));
         let ins = log.iter().filter(|e| e["dir"] == "in").count();
         let outs = log.iter().filter(|e| e["dir"] == "out").count();

@@ -152,6 +152,35 @@ pub fn run_in(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn D
     })
 }
 
+/// Waits, at most [`SETTLE`], for the stdio MCP servers a trial started to
+/// end, so their recordings are whole (a server whose provider died reads
+/// end of input and records it as it exits), then kills any still running:
+/// a trial leaves no process behind.
+pub fn settle_servers(recordings: &std::collections::BTreeMap<String, std::path::PathBuf>) {
+    let pids: Vec<u64> = recordings
+        .values()
+        .flat_map(|p| read_jsonl(p).unwrap_or_default())
+        .filter(|e| e["event"] == "start" && e["transport"] == "stdio")
+        .filter_map(|e| e["pid"].as_u64())
+        .collect();
+    // A zombie has ended: where init is slow to reap, it lingers.
+    let alive = |pid: &u64| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(") ").next().and_then(|rest| rest.chars().next());
+        state.is_some_and(|c| c != 'Z')
+    };
+    let deadline = std::time::Instant::now() + SETTLE;
+    while pids.iter().any(alive) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    for pid in pids.iter().filter(|p| alive(p)) {
+        let _ = std::process::Command::new("kill").args(["-s", "KILL", "--", &pid.to_string()]).stderr(std::process::Stdio::null()).status();
+    }
+}
+
+/// How long a trial's stdio MCP servers get to end after the driver closed.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Kills the provider processes the fake recorded launching in `dir`.
 pub fn kill_providers(dir: &Path) {
     for e in read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default() {

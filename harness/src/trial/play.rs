@@ -149,6 +149,7 @@ pub(super) fn play(scenario: &Scenario, target: Target, driver: &mut dyn Driver,
         }
     }
     driver.close();
+    super::settle_servers(&setup.recordings);
     let secrets = setup.all_secrets(&host.secrets);
     drop(setup.http);
     if setup.model.take().is_some() {
