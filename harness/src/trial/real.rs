@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fakes::claude::profile::{NOT_GRANTED, NO_SUCH_TOOL};
+use fakes::claude::profile::{model_tool_name, sanitize_name, NOT_GRANTED, NO_SUCH_TOOL};
 use fakes::claude::rules::{parse_prompt_answer, PromptAnswer};
 use fakes::version::Version;
 use fakes::wire::{process_of, read_jsonl, PROCESS};
@@ -135,20 +135,21 @@ fn prompt_answers(wire: &[Value]) -> Option<BTreeMap<String, Value>> {
         tools.insert(process_of(e).to_string(), tool);
     }
     let proxied: Vec<&Value> = wire.iter().filter(|e| e["event"] == "proxied").collect();
-    let seen = |pid: &str, tool: &str| proxied.iter().any(|e| process_of(e).to_string() == pid && tool.starts_with(&format!("mcp__{}__", e["server"].as_str().unwrap_or(""))));
+    // The CLI names the prompt tool as it renames every MCP tool.
+    let server_of = |e: &Value| sanitize_name(e["server"].as_str().unwrap_or(""));
+    let seen = |pid: &str, tool: &str| proxied.iter().any(|e| process_of(e).to_string() == pid && tool.starts_with(&format!("mcp__{}__", server_of(e))));
     if tools.is_empty() || tools.iter().any(|(pid, t)| t.as_deref().is_some_and(|t| !seen(pid, t))) {
         return None;
     }
     let mut answers = BTreeMap::new();
     for call in proxied.iter().filter(|e| e["dir"] == "c2s" && e["msg"]["method"] == "tools/call") {
         let pid = process_of(call).to_string();
-        let name = format!("mcp__{}__{}", call["server"].as_str().unwrap_or(""), call["msg"]["params"]["name"].as_str().unwrap_or(""));
+        let name = model_tool_name(call["server"].as_str().unwrap_or(""), call["msg"]["params"]["name"].as_str().unwrap_or(""));
         if tools.get(&pid).and_then(Option::as_deref) != Some(name.as_str()) {
             continue;
         }
         let Some(use_id) = call["msg"]["params"]["arguments"]["tool_use_id"].as_str() else { continue };
-        let reply = proxied.iter().find(|r| r["dir"] == "s2c" && process_of(r) == process_of(call) && r["server"] == call["server"] && r["msg"]["id"] == call["msg"]["id"]);
-        let answer = match reply.and_then(|r| r["msg"].get("result")).map(parse_prompt_answer) {
+        let answer = match reply_to(&proxied, call).and_then(|r| r["msg"].get("result")).map(parse_prompt_answer) {
             Some(PromptAnswer::Allow { .. }) => "allow",
             Some(PromptAnswer::Deny { .. }) => "deny",
             Some(PromptAnswer::Invalid) | None => "invalid",
@@ -185,8 +186,13 @@ fn prompt_from_meta(meta: Option<&Value>, block: Option<&Value>) -> (Value, Valu
 fn proxied_result(wire: &[Value], server: &str, use_id: &str) -> Option<Value> {
     let proxied: Vec<&Value> = wire.iter().filter(|e| e["event"] == "proxied" && e["server"] == server).collect();
     let call = proxied.iter().find(|e| e["dir"] == "c2s" && e["msg"]["params"]["_meta"]["claudecode/toolUseId"] == use_id)?;
-    let reply = proxied.iter().find(|r| r["dir"] == "s2c" && process_of(r) == process_of(call) && r["msg"]["id"] == call["msg"]["id"])?;
-    reply["msg"].get("result").cloned()
+    reply_to(&proxied, call)?["msg"].get("result").cloned()
+}
+
+/// The proxied answer to `call`: same process and server, same request id
+/// (each process numbers its MCP requests afresh).
+fn reply_to<'a>(proxied: &[&'a Value], call: &Value) -> Option<&'a Value> {
+    proxied.iter().copied().find(|r| r["dir"] == "s2c" && process_of(r) == process_of(call) && r["server"] == call["server"] && r["msg"]["id"] == call["msg"]["id"])
 }
 
 /// The result a fake MCP server sent for a call, from its recording.
@@ -370,6 +376,11 @@ mod tests {
         // A prompt tool on a server the proxy never saw: nothing to go by.
         let unseen = [launch(10)];
         assert_eq!(prompt_answers(&unseen), None);
+        // A bridge whose name the CLI renames (`my.bridge` -> `my_bridge`).
+        let renamed = |e: Value| { let mut e = e; e["server"] = json!("my.bridge"); e };
+        let launch = json!({"event": "launch", "pid": 12, "argv": ["--permission-prompt-tool", "mcp__my_bridge__permission_prompt"]});
+        let wire = [launch, renamed(prompt_call(12, 1, "toolu_c")), renamed(prompt_reply(12, 1, "allow"))];
+        assert_eq!(prompt_answers(&wire), Some(BTreeMap::from([("toolu_c".to_string(), json!("allow"))])));
         // No prompt tool at all: the CLI asked no one.
         assert_eq!(prompt_answers(&[json!({"event": "launch", "pid": 10, "argv": ["-p", "x"]})]), Some(BTreeMap::new()));
     }
