@@ -125,7 +125,6 @@ pub trait Driver {
     fn close(&mut self);
 }
 
-
 /// Capabilities the reference driver claims: all of them.
 pub fn reference_capabilities() -> BTreeSet<String> {
     crate::scenario::CAPABILITIES.iter().map(|(name, _)| name.to_string()).collect()
@@ -133,5 +132,5 @@ pub fn reference_capabilities() -> BTreeSet<String> {
 
 /// Claimed capabilities the harness does not know.
 pub fn unknown_capabilities(claimed: &BTreeSet<String>) -> Vec<String> {
-    claimed.iter().filter(|c| !crate::scenario::CAPABILITIES.iter().any(|(name, _)| name == c)).cloned().collect()
+    claimed.iter().filter(|c| !crate::scenario::is_capability(c)).cloned().collect()
 }

@@ -31,8 +31,7 @@ pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn
     let capabilities = driver.capabilities();
     let unknown = crate::driver::unknown_capabilities(&capabilities);
     if !unknown.is_empty() {
-        let known: Vec<&str> = crate::scenario::CAPABILITIES.iter().map(|(n, _)| *n).collect();
-        let message = format!("the driver claims unknown capabilities {} (known: {})", unknown.join(", "), known.join(", "));
+        let message = format!("the driver claims unknown capabilities {} (known: {})", unknown.join(", "), crate::scenario::capability_names());
         let reason = verdict::NotTestable { at: "hello".into(), message };
         return Outcome { verdict: Verdict::NotTestable { reason, mismatches: Vec::new() }, capture: fidelity::Capture::default() };
     }

@@ -117,9 +117,8 @@ impl Scenario {
             return err("id", "field `steps`: a scenario needs steps or `launch.error`".into());
         }
         for c in &self.requires {
-            if !super::CAPABILITIES.iter().any(|(name, _)| name == c) {
-                let known: Vec<&str> = super::CAPABILITIES.iter().map(|(n, _)| *n).collect();
-                return err(c, format!("field `requires`: unknown capability `{c}` (known: {})", known.join(", ")));
+            if !super::is_capability(c) {
+                return err(c, format!("field `requires`: unknown capability `{c}` (known: {})", super::capability_names()));
             }
         }
         if let Some(&n) = super::design::missing_fail_closed(self).first() {

@@ -39,6 +39,15 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
     ("gateway", "runs gateway tools bound to catalog rows, with approval interrupts and OAuth consent"),
 ];
 
+pub fn is_capability(name: &str) -> bool {
+    CAPABILITIES.iter().any(|(known, _)| *known == name)
+}
+
+/// The capability names, comma-separated, for error messages.
+pub fn capability_names() -> String {
+    CAPABILITIES.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {

@@ -173,9 +173,7 @@ pub fn settle_servers(recordings: &std::collections::BTreeMap<String, std::path:
     while pids.iter().any(alive) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    for pid in pids.iter().filter(|p| alive(p)) {
-        let _ = std::process::Command::new("kill").args(["-s", "KILL", "--", &pid.to_string()]).stderr(std::process::Stdio::null()).status();
-    }
+    pids.iter().filter(|p| alive(p)).for_each(|&pid| kill(pid));
 }
 
 /// How long a trial's stdio MCP servers get to end after the driver closed.
@@ -186,11 +184,13 @@ pub fn kill_providers(dir: &Path) {
     for e in read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default() {
         if e["event"] == "launch" {
             if let Some(pid) = e["pid"].as_u64() {
-                let _ = std::process::Command::new("kill")
-                    .args(["-s", "KILL", "--", &pid.to_string()])
-                    .stderr(std::process::Stdio::null())
-                    .status();
+                kill(pid);
             }
         }
     }
+}
+
+/// SIGKILL to one process (gone already: nothing to do).
+fn kill(pid: u64) {
+    let _ = std::process::Command::new("kill").args(["-s", "KILL", "--", &pid.to_string()]).stderr(std::process::Stdio::null()).status();
 }

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-
 use super::host::HostLog;
 use super::providers::Fakes;
 use super::setup::{canary, Setup};
