@@ -8,7 +8,6 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-
 use loopback_http::{serve, Handler, Request, Response, Server};
 use loopback_http::sse;
 use serde_json::{json, Value};
@@ -34,7 +33,7 @@ impl Proxy {
     /// loopback port; records into whatever `rec` holds once it is set.
     pub fn start(name: &str, target: &str, rec: Arc<OnceLock<Recorder>>) -> std::io::Result<Proxy> {
         let (base, path) = split(target);
-        let forward = Forward { name: name.to_string(), base, rec };
+        let forward = Forward { tap: Tap { server: name.to_string(), rec }, base };
         Ok(Proxy { server: serve(forward)?, path })
     }
 
@@ -45,16 +44,22 @@ impl Proxy {
 }
 
 struct Forward {
-    name: String,
+    tap: Tap,
     /// `http://HOST:PORT`, no path: the request's own path is appended.
     base: String,
+}
+
+/// Records one server's messages; cloned into an event stream's thread.
+#[derive(Clone)]
+struct Tap {
+    server: String,
     rec: Arc<OnceLock<Recorder>>,
 }
 
-impl Forward {
+impl Tap {
     fn record(&self, dir: &str, msg: Value) {
         if let Some(rec) = self.rec.get() {
-            rec.record(&json!({"event": "proxied", "server": self.name, "dir": dir, "msg": msg}));
+            rec.record(&json!({"event": "proxied", "server": self.server, "dir": dir, "msg": msg}));
         }
     }
 }
@@ -62,7 +67,7 @@ impl Forward {
 impl Handler for Forward {
     fn handle(&self, req: &Request) -> Response {
         if !req.body.is_empty() {
-            self.record("c2s", parse(&req.body));
+            self.tap.record("c2s", parse(&req.body));
         }
         let headers: Vec<(String, String)> = req.headers.iter().filter(|(n, _)| !HOP_BY_HOP.contains(&n.as_str())).cloned().collect();
         let url = format!("{}{}", self.base, req.target);
@@ -77,11 +82,10 @@ impl Handler for Forward {
             .collect();
         let mut response = if content_type.starts_with("text/event-stream") {
             let (response, body) = Response::streaming(reply.status, &content_type);
-            let (name, base, rec) = (self.name.clone(), self.base.clone(), self.rec.clone());
+            let tap = self.tap.clone();
             std::thread::spawn(move || {
-                let me = Forward { name, base, rec };
                 while let Ok(Some(ev)) = reply.next_event() {
-                    me.record("s2c", parse(ev.data.as_bytes()));
+                    tap.record("s2c", parse(ev.data.as_bytes()));
                     let name = if ev.event.is_empty() { "message" } else { ev.event.as_str() };
                     if !body.send(sse::event(name, &ev.data)) {
                         break;
@@ -94,7 +98,7 @@ impl Handler for Forward {
             match reply.body() {
                 Ok(bytes) => {
                     if !bytes.is_empty() {
-                        self.record("s2c", parse(&bytes));
+                        self.tap.record("s2c", parse(&bytes));
                     }
                     Response::bytes(status, &content_type, bytes)
                 }
