@@ -25,7 +25,7 @@ use crate::host::Host;
 use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
 use crate::parts::Parts;
 use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, Transport};
-use projection::{claude_part, claude_tool_name, policy_for};
+use projection::{claude_part, claude_tool_name, declared_tool};
 pub use respond::permission;
 
 /// Name of the permission prompt tool on the bridge server.
@@ -240,14 +240,7 @@ fn blocks<'a>(msg: &'a Value, kind: &str) -> Vec<&'a Value> {
 /// Claude Code's renamed `mcp__S__T` -> the declared (server, tool), else
 /// the renamed tool part of a known server.
 fn split_tool_name(name: &str, set: &ServerSet, bridge: &str) -> (String, String) {
-    if let Some((server, tool, _)) = policy_for(set, name) {
-        return (server, tool);
-    }
-    set.servers()
-        .map(|s| s.name.as_str())
-        .chain([bridge])
-        .find_map(|s| name.strip_prefix(&format!("mcp__{}__", claude_part(s))).map(|t| (s.to_string(), t.to_string())))
-        .unwrap_or_else(|| (String::new(), name.to_string()))
+    declared_tool(set, [bridge], name).map(|(server, tool, _)| (server, tool)).unwrap_or_else(|| (String::new(), name.to_string()))
 }
 
 fn text_of(content: &Value) -> String {

@@ -45,6 +45,19 @@ pub fn policy_for(set: &ServerSet, claude_name: &str) -> Option<(String, String,
     found
 }
 
+/// The declared tool behind a Claude Code tool name: (server, tool, its
+/// policy) when the tool is declared with one, else the tool part of the
+/// name on a known server (`servers`, and `also`) with no policy.
+pub fn declared_tool<'a>(set: &'a ServerSet, also: impl IntoIterator<Item = &'a str>, claude_name: &str) -> Option<(String, String, Option<ApprovalPolicy>)> {
+    if let Some((server, tool, policy)) = policy_for(set, claude_name) {
+        return Some((server, tool, Some(policy)));
+    }
+    set.servers()
+        .map(|s| s.name.as_str())
+        .chain(also)
+        .find_map(|s| claude_name.strip_prefix(&format!("mcp__{}__", claude_part(s))).map(|t| (s.to_string(), t.to_string(), None)))
+}
+
 /// `approve` becomes an exact allow, `prompt` an exact ask rule, both on the
 /// renamed name; a name some `prompt` tool shares is never allowed.
 pub fn claude_rules(set: &ServerSet) -> ClaudeRules {

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::projection::{claude_part, policy_for};
+use super::projection::declared_tool;
 use crate::codex::respond::Context;
 use crate::host::{Host, HostDecision, HostPrompt};
 use crate::spec::{ApprovalPolicy, GlobalPolicy};
@@ -13,12 +13,8 @@ pub fn permission(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn 
     let allow = json!({"behavior": "allow", "updatedInput": input});
     let deny = |why: &str| json!({"behavior": "deny", "message": why});
     // The name is Claude Code's renamed one: find the declared tool behind it.
-    let (server, tool, policy) = match policy_for(ctx.servers, tool_name) {
-        Some((server, tool, policy)) => (server, tool, Some(policy)),
-        None => match ctx.servers.servers().find_map(|s| tool_name.strip_prefix(&format!("mcp__{}__", claude_part(&s.name))).map(|t| (s.name.clone(), t.to_string()))) {
-            Some((server, tool)) => (server, tool, None),
-            None => return deny(&format!("{tool_name} is not a tool the host declared")),
-        },
+    let Some((server, tool, policy)) = declared_tool(ctx.servers, [], tool_name) else {
+        return deny(&format!("{tool_name} is not a tool the host declared"));
     };
     let decision = match (policy, ctx.global) {
         (Some(ApprovalPolicy::Approve), _) | (None, GlobalPolicy::AutoApprove) => HostDecision::Accept,
