@@ -56,6 +56,21 @@ fn both(name: &'static str, bug: &'static str, change: fn(&mut Parts), wiring: W
     Mutant { name, bug, change: Change::Both(change, wiring) }
 }
 
+/// Codex: accepts every elicitation, answers the rest as the reference does.
+fn accept_elicitations(m: &str, params: &Value, ctx: &drivers::codex::respond::Context, host: &mut dyn drivers::Host) -> drivers::codex::respond::Answer {
+    if m == "mcpServer/elicitation/request" {
+        Ok(json!({"action": "accept", "content": {}}))
+    } else {
+        drivers::codex::respond::respond(m, params, ctx, host)
+    }
+}
+
+/// Codex: config.toml with every per-tool policy left out.
+fn config_without_policies(set: &ServerSet) -> String {
+    let stripped: Vec<McpServerSpec> = set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
+    drivers::codex::projection::config_toml(&ServerSet::build(stripped).unwrap_or_default())
+}
+
 pub fn mutants() -> Vec<Mutant> {
     vec![
         parts("reject-all-requests", "refuses every server request, so a prompted tool the host approves never runs", |p| {
@@ -70,13 +85,7 @@ pub fn mutants() -> Vec<Mutant> {
         }),
         parts("blanket-accept", "accepts every elicitation and permission prompt, not only those it may settle", |p| {
             p.claude_permission = |_, input, _, _| json!({"behavior": "allow", "updatedInput": input});
-            p.respond = |m, params, ctx, host| {
-                if m == "mcpServer/elicitation/request" {
-                    Ok(json!({"action": "accept", "content": {}}))
-                } else {
-                    drivers::codex::respond::respond(m, params, ctx, host)
-                }
-            }
+            p.respond = accept_elicitations;
         }),
         parts("accept-commands", "approves command, file-change and permission requests without the host", |p| {
             p.respond = |m, params, ctx, host| match m {
@@ -96,13 +105,7 @@ pub fn mutants() -> Vec<Mutant> {
         // Broken fail-closed drivers (they do not claim host-prompts).
         parts("fail-closed-accepts-prompts", "fail-closed, yet accepts a prompted tool's approval itself with nobody asked", |p| {
             p.host_prompts = false;
-            p.respond = |m, params, ctx, host| {
-                if m == "mcpServer/elicitation/request" {
-                    Ok(json!({"action": "accept", "content": {}}))
-                } else {
-                    drivers::codex::respond::respond(m, params, ctx, host)
-                }
-            };
+            p.respond = accept_elicitations;
             // Claude Code: lets every declared tool through, prompt tools too.
             p.claude_rules = |set| drivers::parts::ClaudeRules { allow: set.servers().map(|s| format!("mcp__{}", s.name)).collect(), ask: Vec::new() };
         }),
@@ -114,19 +117,11 @@ pub fn mutants() -> Vec<Mutant> {
             p.host_prompts = false;
             p.respond = |m, _, _, _| Err((-32601, format!("unsupported `{m}`")));
             p.claude_rules = |_| drivers::parts::ClaudeRules::default();
-            p.codex_config = |set| {
-                let stripped: Vec<McpServerSpec> =
-                    set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
-                drivers::codex::projection::config_toml(&ServerSet::build(stripped).unwrap_or_default())
-            };
+            p.codex_config = config_without_policies;
         }),
         parts("drop-policy", "silently drops per-tool policies from the provider config", |p| {
             p.claude_rules = |_| drivers::parts::ClaudeRules::default();
-            p.codex_config = |set| {
-                let stripped: Vec<McpServerSpec> =
-                    set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
-                drivers::codex::projection::config_toml(&ServerSet::build(stripped).unwrap_or_default())
-            }
+            p.codex_config = config_without_policies;
         }),
         parts("server-wide-approve", "approves a whole server when one of its tools is approved", |p| {
             p.claude_rules = |set| {
