@@ -186,22 +186,17 @@ pub fn skip_reason(scenario: &Scenario, version: Option<Version>, capabilities: 
 #[derive(Debug, Clone)]
 pub struct Trial {
     pub scenario: Arc<Scenario>,
-    pub version: Option<Version>,
-    pub tool_search: ToolSearch,
+    pub target: Target,
     pub driver: DriverSource,
 }
 
 impl Trial {
-    pub fn target(&self) -> Target {
-        Target { version: self.version, tool_search: self.tool_search }
-    }
-
     pub fn name(&self) -> String {
-        trial_name(&self.scenario, self.target())
+        trial_name(&self.scenario, self.target)
     }
 
     pub fn provider_label(&self) -> String {
-        provider_label(self.scenario.provider, self.target())
+        provider_label(self.scenario.provider, self.target)
     }
 }
 
@@ -214,8 +209,7 @@ pub fn trials(scenarios: &[Arc<Scenario>], drivers: &[DriverSource], only: &[Ver
         for s in scenarios {
             for target in targets(s.provider) {
                 if only.is_empty() || target.version.is_some_and(|v| only.contains(&v)) {
-                    let (version, tool_search) = (target.version, target.tool_search);
-                    out.push(Trial { scenario: Arc::clone(s), version, tool_search, driver: driver.clone() });
+                    out.push(Trial { scenario: Arc::clone(s), target, driver: driver.clone() });
                 }
             }
         }

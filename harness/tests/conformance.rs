@@ -50,7 +50,7 @@ fn main() {
         scenarios.iter().map(|s| (s.id.clone(), Arc::clone(s))).collect();
     // The plan's trials, each a libtest-mimic trial.
     for t in plan::trials(&scenarios, &[DriverSource::reference()], &[]) {
-        let skip = plan::skip_reason(&t.scenario, t.version, &capabilities);
+        let skip = plan::skip_reason(&t.scenario, t.target.version, &capabilities);
         let trial = Trial::test(t.name(), move || {
             let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
             outcome.verdict.into_result().map_err(Failed::from)
@@ -61,7 +61,7 @@ fn main() {
     let fail_closed = DriverSource::fail_closed();
     let fc_capabilities = fail_closed.make().map(|d| d.capabilities()).unwrap_or_default();
     for t in plan::trials(&scenarios, &[fail_closed], &[]) {
-        let skip = plan::skip_reason(&t.scenario, t.version, &fc_capabilities);
+        let skip = plan::skip_reason(&t.scenario, t.target.version, &fc_capabilities);
         let trial = Trial::test(format!("fail-closed::{}", t.name()), move || {
             let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
             outcome.verdict.into_result().map_err(Failed::from)

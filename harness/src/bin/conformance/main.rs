@@ -168,7 +168,7 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
             let wanted: BTreeSet<_> = trials
                 .iter()
                 .filter(|t| plan::real_run_skip(&t.scenario).is_none())
-                .filter_map(|t| Some((t.scenario.provider, t.version?)))
+                .filter_map(|t| Some((t.scenario.provider, t.target.version?)))
                 .collect();
             for (provider, v) in wanted {
                 if let Err(e) = harness::trial::real::fetch(provider, v) {

@@ -25,8 +25,8 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], fak
     }
     let mut failed = false;
     for t in plan::trials(scenarios, &[DriverSource::reference()], versions) {
-        let (s, v) = (&t.scenario, t.version);
-        let outcome = run_with(s, t.target(), &mut harness::reference::ReferenceDriver::new(), fakes);
+        let (s, v) = (&t.scenario, t.target.version);
+        let outcome = run_with(s, t.target, &mut harness::reference::ReferenceDriver::new(), fakes);
         let name = t.name();
         let verdict = match &outcome.verdict {
             Verdict::Skip(reason) => {
@@ -41,13 +41,13 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], fak
             }
         };
         let Some(v) = v else { continue };
-        let dir = out.join(s.provider.as_str()).join(format!("{v}{}", t.tool_search.suffix()));
+        let dir = out.join(s.provider.as_str()).join(format!("{v}{}", t.target.tool_search.suffix()));
         let file = dir.join(format!("{}.json", s.id));
         let recording = Recording {
             scenario: s.id.clone(),
             provider: s.provider.as_str().to_string(),
             version: v.to_string(),
-            tool_search: t.tool_search == plan::ToolSearch::On,
+            tool_search: t.target.tool_search == plan::ToolSearch::On,
             driver: "reference".into(),
             verdict: verdict.into(),
             summary: outcome.capture.summary,
