@@ -15,6 +15,7 @@
 //! and nobody is prompted) says so in its own `fail_closed` table, and
 //! [`missing_fail_closed`] makes sure it does.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use super::{HostAnswer, Provider, Scenario, Step, ToolCallExpect};
@@ -46,12 +47,13 @@ impl Design {
     }
 }
 
-/// `scenario` with every step's expectations as `design` has them.
-pub fn expectations(scenario: &Scenario, design: Design) -> Scenario {
-    let mut out = scenario.clone();
+/// `scenario` with every step's expectations as `design` has them (as
+/// written for host-prompts, so borrowed).
+pub fn expectations(scenario: &Scenario, design: Design) -> Cow<'_, Scenario> {
     if design == Design::HostPrompts {
-        return out;
+        return Cow::Borrowed(scenario);
     }
+    let mut out = scenario.clone();
     for step in &mut out.steps {
         match step {
             Step::ToolCall { expect, fail_closed, .. } => {
@@ -74,7 +76,7 @@ pub fn expectations(scenario: &Scenario, design: Design) -> Scenario {
             _ => {}
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// The host is never asked; a refusal may take any form.
