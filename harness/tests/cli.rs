@@ -46,6 +46,11 @@ fn a_malformed_scenario_is_exit_2_naming_file_line_and_column() {
 fn list_and_explain_describe_scenarios() {
     let o = cli(&["list"]);
     assert!(text(&o).contains("approve-is-exact-per-server"));
+    assert!(text(&o).lines().any(|l| l.starts_with("approve-is-exact-per-tool ") && l.contains("AC-4") && l.contains("exact")), "{}", text(&o));
+    let o = cli(&["list", "--criteria"]);
+    let page = text(&o);
+    assert!(page.contains("\"A fifth tool on the same server still requests approval and is rejected by the current client.\""), "{page}");
+    assert!(page.contains("**exact Exactness.**"), "{page}");
     let o = cli(&["explain", "approve-is-exact-per-tool"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(text(&o).contains("caught by: server-wide-approve"), "{}", text(&o));
@@ -96,8 +101,12 @@ fn reports_carry_run_info_and_verdicts() {
     let xml = std::fs::read_to_string(junit).unwrap();
     assert!(xml.contains("<failure") && xml.contains("codex 0.171.0"), "{xml}");
     let html = std::fs::read_to_string(&matrix).unwrap();
-    assert_eq!(html.matches("class=\"fail\"").count(), 5);
-    rendered_in_chromium(&matrix, 5);
+    // Five failed trials, and the three criteria the scenario covers failing.
+    assert_eq!(html.matches("class=\"fail\"").count(), 5 + 3);
+    let criteria = &html[html.find("<table id=\"criteria\">").expect("criteria table")..];
+    assert!(criteria.contains("<th scope=\"row\">AC-4</th><td>A fifth tool on the same server"), "{criteria}");
+    assert!(criteria.contains("<th scope=\"row\">exact</th>"), "{criteria}");
+    rendered_in_chromium(&matrix, 5 + 3);
 }
 
 /// Headless Chromium renders the page with one failed cell per trial. CI

@@ -44,6 +44,7 @@ fn main() {
         if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
     }));
     trials.push(every_mutant_is_used(&scenarios));
+    trials.push(coverage_page_is_current(&dir, &scenarios));
     let capabilities = harness::driver::reference_capabilities();
     let scenarios: Vec<Arc<Scenario>> = scenarios.into_iter().map(Arc::new).collect();
     let scenarios_by_id: BTreeMap<String, Arc<Scenario>> =
@@ -94,6 +95,20 @@ fn every_mutant_is_used(scenarios: &[Scenario]) -> Trial {
         .collect();
     Trial::test("suite::every_mutant_is_caught_somewhere", move || {
         if unused.is_empty() { Ok(()) } else { Err(format!("no scenario names these mutants: {unused:?}").into()) }
+    })
+}
+
+/// scenarios/COVERAGE.md is what `conformance list --criteria` prints.
+fn coverage_page_is_current(dir: &Path, scenarios: &[Scenario]) -> Trial {
+    let expected = harness::scenario::criteria::markdown(scenarios);
+    let actual = std::fs::read_to_string(dir.join("COVERAGE.md")).unwrap_or_default();
+    Trial::test("suite::coverage_page_is_current", move || {
+        if expected == actual {
+            Ok(())
+        } else {
+            let diff = reports::diff(&expected, &actual);
+            Err(format!("scenarios/COVERAGE.md is stale; regenerate it with `conformance list --criteria > scenarios/COVERAGE.md`:\n{diff}").into())
+        }
     })
 }
 

@@ -16,6 +16,19 @@ pub struct RunInfo {
     pub driver: String,
     /// `provider version` pairs the run covered, e.g. `codex 0.148.0`.
     pub providers: Vec<String>,
+    /// The criteria the scenarios cover, in the order to show them.
+    pub criteria: Vec<Criterion>,
+}
+
+/// One criterion (a source document's acceptance item, or the project's
+/// own) and the scenarios claiming to cover it.
+#[derive(Debug, Clone, Default)]
+pub struct Criterion {
+    pub tag: String,
+    /// The group it belongs to, e.g. the acceptance list it is quoted from.
+    pub group: String,
+    pub text: String,
+    pub scenarios: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -29,7 +29,7 @@ pub fn matrix_html(info: &RunInfo, trials: &[Trial]) -> String {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Conformance matrix</title>\n<style>\
          body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}th,td{border:1px solid #bbb;padding:.25em .5em;font-size:90%}\
          th{background:#eee}td.pass{background:#c8f0c8}td.fail{background:#f5b5b5}td.skip{background:#eee;color:#666}\
-         td.xfail{background:#f7e3a1}td.xpass{background:#f5b5b5}td.none{background:#fff}</style></head><body>\n",
+         td.xfail{background:#f7e3a1}td.xpass{background:#f5b5b5}td.none{background:#fff}th.group{text-align:left}</style></head><body>\n",
     );
     let _ = writeln!(out, "<h1>Conformance matrix</h1>");
     let _ = writeln!(
@@ -67,8 +67,38 @@ pub fn matrix_html(info: &RunInfo, trials: &[Trial]) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n</body></html>\n");
+    out.push_str("</tbody></table>\n");
+    criteria_table(&mut out, info, trials);
+    out.push_str("</body></html>\n");
     out
+}
+
+/// Each criterion with its words and how the trials of its scenarios went.
+fn criteria_table(out: &mut String, info: &RunInfo, trials: &[Trial]) {
+    if info.criteria.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<h2>Criteria</h2>");
+    out.push_str("<table id=\"criteria\"><thead><tr><th>criterion</th><th>words</th><th>scenarios</th><th>trials</th></tr></thead><tbody>\n");
+    let mut group = "";
+    for c in &info.criteria {
+        if c.group != group {
+            group = &c.group;
+            let _ = writeln!(out, "<tr><th colspan=\"4\" class=\"group\">{}</th></tr>", esc(group));
+        }
+        let mine: Vec<Trial> = trials.iter().filter(|t| c.scenarios.contains(&t.scenario)).cloned().collect();
+        let failing = mine.iter().any(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass));
+        let class = if mine.is_empty() { "none" } else if failing { "fail" } else { "pass" };
+        let _ = writeln!(
+            out,
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
+            esc(&c.tag),
+            esc(&c.text),
+            esc(&c.scenarios.join(", ")),
+            if mine.is_empty() { "not run".to_string() } else { esc(&crate::summary(&mine)) }
+        );
+    }
+    out.push_str("</tbody></table>\n");
 }
 
 fn esc(s: &str) -> String {

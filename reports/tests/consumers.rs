@@ -6,7 +6,7 @@ use std::process::Command;
 use reports::{junit, matrix_html, tap, tap_with_version, Mismatch, Outcome, RunInfo, Trial};
 
 fn info() -> RunInfo {
-    RunInfo { harness: "approval-conformance 0.1.0".into(), driver: "reference".into(), providers: vec!["codex 0.148.0".into()] }
+    RunInfo { harness: "approval-conformance 0.1.0".into(), driver: "reference".into(), providers: vec!["codex 0.148.0".into()], criteria: Vec::new() }
 }
 
 fn trial(name: &str, outcome: Outcome) -> Trial {

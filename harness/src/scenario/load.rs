@@ -74,8 +74,8 @@ impl Scenario {
             return err("covers", "field `covers`: list at least one criterion".into());
         }
         for tag in &self.covers {
-            if !COVERAGE_TAGS.contains(&tag.as_str()) {
-                return err(tag, format!("field `covers`: unknown criterion `{tag}` (known: {})", COVERAGE_TAGS.join(", ")));
+            if !criteria::is_criterion(tag) {
+                return err(tag, format!("field `covers`: unknown criterion `{tag}` (known: {})", criteria::tags().join(", ")));
             }
         }
         if let Err(e) = self.versions.parse::<VersionRange>() {

@@ -9,16 +9,12 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub mod criteria;
 pub mod design;
 mod load;
 
 pub use load::{discover, ScenarioError};
 
-/// Acceptance criteria and feature tags a scenario may claim to cover; see
-/// scenarios/COVERAGE.md.
-pub const COVERAGE_TAGS: &[&str] = &[
-    "AC-1", "AC-2", "AC-3", "AC-4", "AC-5", "AC-6", "AC-7", "AC-8", "F1", "F4", "GW-1", "GW-2", "GW-3", "GW-4", "GW-5",
-];
 
 /// Every capability a driver may claim, with what it means
 /// (docs/driver-protocol.md says the same). A scenario `requires` some; a

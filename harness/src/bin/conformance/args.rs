@@ -28,8 +28,17 @@ pub enum Command {
     Run(RunArgs),
     /// Run, then print the current failures as an expected-failure list.
     Baseline(RunArgs),
-    /// List scenarios and what they cover.
-    List(Select),
+    /// List scenarios and the criteria each covers.
+    List {
+        #[command(flatten)]
+        select: Select,
+        /// Print the criteria instead (the source documents' acceptance
+        /// items word for word, then the project's own), each with the
+        /// scenarios covering it and the mutants failing them: the text of
+        /// scenarios/COVERAGE.md.
+        #[arg(long)]
+        criteria: bool,
+    },
     /// Show one scenario: servers, policies, steps and expectations.
     Explain {
         /// The scenario id.

@@ -66,10 +66,18 @@ fn main() -> ExitCode {
             exit(harness::shim::serve(driver.as_mut(), stdin.lock(), std::io::stdout()))
         }
         Some(Command::Fetch { provider, versions }) => fetch(provider, &versions),
-        Some(Command::List(select)) => match scenarios(&select) {
+        Some(Command::List { select, criteria: true }) => match scenarios(&select) {
+            Ok(selected) => {
+                let owned: Vec<Scenario> = selected.iter().map(|s| (**s).clone()).collect();
+                print!("{}", harness::scenario::criteria::markdown(&owned));
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
+        Some(Command::List { select, .. }) => match scenarios(&select) {
             Ok(selected) => {
                 for s in &selected {
-                    println!("{:48} {:8} {:14} {}", s.id, s.provider.as_str(), s.covers.join(","), s.title);
+                    println!("{:48} {:8} {:44} {}", s.id, s.provider.as_str(), s.covers.join(","), s.title);
                 }
                 ExitCode::SUCCESS
             }
@@ -130,6 +138,23 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Every criterion the selected scenarios cover, for the matrix page.
+fn criteria_rows(scenarios: &[Arc<Scenario>]) -> Vec<reports::Criterion> {
+    use harness::scenario::criteria::{coverage, CRITERIA};
+    CRITERIA
+        .iter()
+        .filter_map(|c| {
+            let (ids, _) = coverage(c.tag, scenarios.iter().map(|s| &**s));
+            (!ids.is_empty()).then(|| reports::Criterion {
+                tag: c.tag.into(),
+                group: c.group.heading().into(),
+                text: c.text.into(),
+                scenarios: ids.into_iter().map(String::from).collect(),
+            })
+        })
+        .collect()
 }
 
 /// The selected scenarios, or the exit code after reporting why there are none.
@@ -228,6 +253,7 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         harness: format!("approval-conformance {}", env!("CARGO_PKG_VERSION")),
         driver: o.drivers.iter().map(|d| d.label()).collect::<Vec<_>>().join(", "),
         providers: trials.iter().map(|t| t.provider.clone()).collect::<BTreeSet<_>>().into_iter().collect(),
+        criteria: criteria_rows(&scenarios),
     };
     for (path, text) in [
         (&o.tap, o.tap.as_ref().map(|_| reports::tap(&info, &trials))),
