@@ -45,6 +45,10 @@ pub struct Parts {
     /// Provider prompts go to the host; false: the driver refuses every
     /// prompt itself (fail-closed) and Claude Code gets no prompt tool.
     pub host_prompts: bool,
+    /// Codex: the bridge server's own tools get per-tool `approve` (the
+    /// per-tool approval issue's mechanism) instead of the driver accepting
+    /// their approval prompts (BioRouter's). Both are correct.
+    pub approve_bridge_tools: bool,
 }
 
 impl Parts {
@@ -79,11 +83,18 @@ impl Parts {
                     .unwrap_or_default()
             },
             host_prompts: true,
+            approve_bridge_tools: false,
         }
     }
 
-    /// The reference design, fail-closed.
+    /// The reference design, fail-closed: it refuses every prompt, so its
+    /// bridge tools run by per-tool `approve` under plain `on-request`.
     pub fn fail_closed() -> Parts {
-        Parts { host_prompts: false, ..Parts::reference() }
+        Parts {
+            host_prompts: false,
+            approve_bridge_tools: true,
+            approval_policy: |_, _| json!("on-request"),
+            ..Parts::reference()
+        }
     }
 }

@@ -275,9 +275,9 @@ pub fn mutants() -> Vec<Mutant> {
             p.claude_auth_header = |_, value| format!("Bearer {value}")
         }),
         parts(
-            "bridge-plain-on-request",
-            "bridges its tools under plain on-request instead of granular approval with experimentalApi",
-            |p| p.approval_policy = |_, _| json!("on-request"),
+            "bridge-never",
+            "bridges its tools under approvalPolicy `never` (QA finding F1): Codex 0.148+ denies every bridged call in the CLI",
+            |p| p.approval_policy = |g, bridged| if bridged { json!("never") } else { (drivers::parts::Parts::reference().approval_policy)(g, bridged) },
         ),
         wiring(
             "silent-downgrade",

@@ -23,9 +23,9 @@ use crate::error::DriverError;
 use crate::events::{BridgeCall, Event};
 use crate::gateway::binding::{tool_policies, Binding, ConsentKey};
 use crate::host::{FailClosed, Host};
-use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
+use crate::launch::{BridgeSpec, BridgedResult, Launch, ToolCallRecord, TurnReport};
 use crate::parts::Parts;
-use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, Transport};
+use crate::spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, Transport};
 pub use respond::{Answer, Context};
 
 /// How long the driver waits for the provider to say anything.
@@ -100,12 +100,7 @@ impl CodexDriver {
                 "inputSchema": {"type": "object", "additionalProperties": true}})).collect();
             let server = BridgeServer::start(tools, self.events_tx.clone())
                 .map_err(|e| DriverError::new("launch-failed", format!("bridge server: {e}")))?;
-            self.base.insert(McpServerSpec {
-                name: b.server.clone(),
-                transport: Transport::Http { url: server.url(), bearer_token_env: None },
-                reason: "the driver's bridge to its host's tools".into(),
-                tools: BTreeMap::new(),
-            })?;
+            self.base.insert(self.bridge_spec(b, server.url()))?;
             self.bridge = Some(server);
         }
         self.launch = Some(launch);
@@ -115,17 +110,23 @@ impl CodexDriver {
         self.ensure(&base)
     }
 
+    /// The bridge server as one more MCP server of the child's.
+    fn bridge_spec(&self, b: &BridgeSpec, url: String) -> McpServerSpec {
+        let approved = b.tools.iter().filter(|_| self.parts.approve_bridge_tools).map(|t| (t.name.clone(), ApprovalPolicy::Approve));
+        McpServerSpec {
+            name: b.server.clone(),
+            transport: Transport::Http { url, bearer_token_env: None },
+            reason: "the driver's bridge to its host's tools".into(),
+            tools: approved.collect(),
+        }
+    }
+
     /// Re-opens with possibly changed declarations or secrets, continuing the
     /// same thread. The running app-server is kept only when nothing changed.
     pub fn resume(&mut self, launch: Launch) -> Result<(), DriverError> {
         let mut base = self.gateway_policies((self.parts.build)(launch.servers.clone())?, &launch)?;
         if let (Some(b), Some(server)) = (&launch.bridge, &self.bridge) {
-            base.insert(McpServerSpec {
-                name: b.server.clone(),
-                transport: Transport::Http { url: server.url(), bearer_token_env: None },
-                reason: "the driver's bridge to its host's tools".into(),
-                tools: BTreeMap::new(),
-            })?;
+            base.insert(self.bridge_spec(b, server.url()))?;
         }
         self.base = base;
         self.launch = Some(launch);

@@ -29,6 +29,13 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         (None, Some(err)) => push("launch", "error", "none".into(), format!("{}: {}", err.kind, err.message)),
         (None, None) => {}
     }
+    // Hosts declare only `ask` or `auto-approve`; neither may become Codex
+    // `never`, which 0.148+ turns into an in-CLI denial nobody is asked about.
+    for policy in obs.provider.approval_policies() {
+        if policy == "never" {
+            push("provider", "approval_policy", "not `never`".into(), policy.to_string());
+        }
+    }
     if let Some(expected) = &scenario.provider_saw.approval_policy {
         for policy in obs.provider.approval_policies() {
             let kind = match policy {
@@ -73,10 +80,16 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
                     check("prompted", expect.prompted.map(|b| b.to_string()), if made { (field("prompted") == true).to_string() } else { "no call made".into() });
                 }
                 check("host_asked", expect.host_asked.map(|b| b.to_string()), o.host.asked.to_string());
-                if !unknown("answer") {
+                // Without `prompted`, a step leaves open whether a prompt comes
+                // (a tool approved per tool, or a prompt accepted, may both be
+                // right); `answer` and `persisted` then hold only for a prompt.
+                let answered = expect.prompted.is_some() || field("prompted") == true;
+                if answered && !unknown("answer") {
                     check("answer", expect.answer.clone(), refusal(&expect.answer, text_or(field("answer"), "none"), REFUSALS));
                 }
-                check("persisted", expect.persisted.map(|b| b.to_string()), (!field("persist").is_null()).to_string());
+                if answered {
+                    check("persisted", expect.persisted.map(|b| b.to_string()), (!field("persist").is_null()).to_string());
+                }
                 check("server_calls", expect.server_calls.map(|n| n.to_string()), o.server_calls.to_string());
                 check("item", expect.item.clone(), text_or(field("item_status"), "none"));
                 let saw = model_saw(&field("model_saw"), &field("answer"), made);
