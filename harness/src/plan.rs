@@ -45,18 +45,22 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<Scenario>, Vec<ScenarioError>), Scena
     Ok((ok, bad))
 }
 
-/// Checks across scenarios: unique ids, and every `caught_by` names a mutant.
+/// Checks across scenarios: unique ids, and every `caught_by` names a
+/// mutant; each problem located as `file:line:col`.
 pub fn check_set(scenarios: &[Scenario]) -> Vec<String> {
     let mut problems = Vec::new();
-    let mut ids = BTreeSet::new();
+    let mut ids: std::collections::BTreeMap<&str, &Scenario> = std::collections::BTreeMap::new();
     let known: BTreeSet<&str> = mutants().iter().map(|m| m.name).collect();
+    let at = |s: &Scenario, (line, col): (usize, usize)| format!("{}:{line}:{col}", s.path.display());
     for s in scenarios {
-        if !ids.insert(s.id.clone()) {
-            problems.push(format!("{}: scenario id `{}` is used twice", s.path.display(), s.id));
+        if let Some(first) = ids.insert(&s.id, s) {
+            problems.push(format!("{}: field `id`: `{}` is also the id of {}", at(s, s.id_at), s.id, at(first, first.id_at)));
+            ids.insert(&s.id, first);
         }
-        for m in &s.caught_by {
+        for (i, m) in s.caught_by.iter().enumerate() {
             if !known.contains(m.as_str()) {
-                problems.push(format!("{}: caught_by names unknown mutant `{m}`", s.path.display()));
+                let pos = s.caught_by_at.get(i).copied().unwrap_or((1, 1));
+                problems.push(format!("{}: field `caught_by[{}]`: no mutant `{m}` (see `conformance mutants`)", at(s, pos), i + 1));
             }
         }
     }

@@ -182,8 +182,9 @@ fn several_drivers_make_one_report_with_a_column_group_each() {
     assert!(text(&o).contains("driver reference: 5 passed, 0 failed"), "{}", text(&o));
     assert!(text(&o).contains("driver mutant:drop-policy: 0 passed, 5 failed"), "{}", text(&o));
     let html = std::fs::read_to_string(matrix).unwrap();
-    assert_eq!(html.matches("<td class=\"pass\"").count(), 5);
-    assert_eq!(html.matches("<td class=\"fail\"").count(), 5);
+    // Five trials each, and the scenario's two criteria in a column per driver.
+    assert_eq!(html.matches("<td class=\"pass\"").count(), 5 + 2);
+    assert_eq!(html.matches("<td class=\"fail\"").count(), 5 + 2);
     let reference = html.find("reference<br>").unwrap();
     assert!(reference < html.find("mutant:drop-policy<br>").unwrap(), "columns follow the order drivers ran");
 }

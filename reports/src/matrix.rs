@@ -68,35 +68,44 @@ pub fn matrix_html(info: &RunInfo, trials: &[Trial]) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table>\n");
-    criteria_table(&mut out, info, trials);
+    criteria_table(&mut out, info, trials, &drivers);
     out.push_str("</body></html>\n");
     out
 }
 
-/// Each criterion with its words and how the trials of its scenarios went.
-fn criteria_table(out: &mut String, info: &RunInfo, trials: &[Trial]) {
+/// Each criterion with its words and, per driver, how the trials of its
+/// scenarios went.
+fn criteria_table(out: &mut String, info: &RunInfo, trials: &[Trial], drivers: &[&str]) {
     if info.criteria.is_empty() {
         return;
     }
     let _ = writeln!(out, "<h2>Criteria</h2>");
-    out.push_str("<table id=\"criteria\"><thead><tr><th>criterion</th><th>words</th><th>scenarios</th><th>trials</th></tr></thead><tbody>\n");
+    out.push_str("<table id=\"criteria\"><thead><tr><th>criterion</th><th>words</th><th>scenarios</th>");
+    for d in drivers {
+        let _ = write!(out, "<th>{}</th>", esc(d));
+    }
+    out.push_str("</tr></thead><tbody>\n");
     let mut group = "";
     for c in &info.criteria {
         if c.group != group {
             group = &c.group;
-            let _ = writeln!(out, "<tr><th colspan=\"4\" class=\"group\">{}</th></tr>", esc(group));
+            let _ = writeln!(out, "<tr><th colspan=\"{}\" class=\"group\">{}</th></tr>", 3 + drivers.len(), esc(group));
         }
-        let mine: Vec<Trial> = trials.iter().filter(|t| c.scenarios.contains(&t.scenario)).cloned().collect();
-        let failing = mine.iter().any(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass));
-        let class = if mine.is_empty() { "none" } else if failing { "fail" } else { "pass" };
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td>",
             esc(&c.tag),
             esc(&c.text),
-            esc(&c.scenarios.join(", ")),
-            if mine.is_empty() { "not run".to_string() } else { esc(&crate::summary(&mine)) }
+            esc(&c.scenarios.join(", "))
         );
+        for d in drivers {
+            let mine: Vec<Trial> = trials.iter().filter(|t| t.driver == *d && c.scenarios.contains(&t.scenario)).cloned().collect();
+            let failing = mine.iter().any(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass));
+            let class = if mine.is_empty() { "none" } else if failing { "fail" } else { "pass" };
+            let label = if mine.is_empty() { "not run".to_string() } else { esc(&crate::summary(&mine)) };
+            let _ = write!(out, "<td class=\"{class}\">{label}</td>");
+        }
+        out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table>\n");
 }

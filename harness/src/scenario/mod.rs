@@ -9,11 +9,16 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::Value;
 
+mod check;
 pub mod criteria;
 pub mod design;
 mod load;
+mod read;
+mod spans;
 
-pub use load::{discover, ScenarioError};
+pub use check::{ANSWERS, ITEMS, MODEL_SAW};
+pub use load::ScenarioError;
+pub use read::{discover, MAX_SCENARIO_BYTES};
 
 
 /// Every capability a driver may claim, with what it means
@@ -77,6 +82,12 @@ pub struct Scenario {
     pub steps: Vec<Step>,
     #[serde(skip)]
     pub path: PathBuf,
+    /// Line and column of `id` and of each `caught_by` entry, for the
+    /// checks across scenarios.
+    #[serde(skip)]
+    pub id_at: (usize, usize),
+    #[serde(skip)]
+    pub caught_by_at: Vec<(usize, usize)>,
 }
 
 fn any_version() -> String {
@@ -249,7 +260,9 @@ pub enum HostAnswer {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// Written `kind = "tool_call"` plus the fields; the loader hands serde
+/// `tool_call = { fields }` so errors inside keep their positions.
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {
     /// The model calls `server`'s `tool` (in the current turn).
     ToolCall {
