@@ -144,6 +144,35 @@ pub fn mutants() -> Vec<Mutant> {
             }
         }),
         parts(
+            "server-default-prompt",
+            "adds `default_tools_approval_mode = \"prompt\"` to every server, so tools the host gave no policy ask even when read-only",
+            |p| {
+                p.codex_config = |set| {
+                    let mut text = drivers::codex::projection::config_toml(set);
+                    for s in set.servers() {
+                        text.push_str(&format!("\n[mcp_servers.{}]\ndefault_tools_approval_mode = \"prompt\"\n", s.name));
+                    }
+                    merge_duplicate_tables(&text)
+                }
+            },
+        ),
+        parts(
+            "extra-tool-table",
+            "renders each policy under the model-facing tool name (`tools.notes_append`) as well as the real key: a table for a tool the host gave no policy",
+            |p| {
+                p.codex_config = |set| {
+                    let doubled: Vec<McpServerSpec> = set
+                        .servers()
+                        .map(|s| McpServerSpec {
+                            tools: s.tools.iter().flat_map(|(t, p)| [(t.clone(), *p), (codex_model_name(t), *p)]).collect(),
+                            ..s.clone()
+                        })
+                        .collect();
+                    drivers::codex::projection::config_toml(&ServerSet::unchecked(doubled))
+                };
+            },
+        ),
+        parts(
             "claude-dotted-names",
             "names Claude Code tools with their dots (`mcp__notes__notes.append`), but the CLI renames them to `notes_append`: the allow rule matches nothing and the prompt tool's name matches no policy",
             |p| {
@@ -184,7 +213,7 @@ pub fn mutants() -> Vec<Mutant> {
                     let renamed: Vec<McpServerSpec> = set
                         .servers()
                         .map(|s| McpServerSpec {
-                            tools: s.tools.iter().map(|(t, p)| (t.replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_'), "_"), *p)).collect(),
+                            tools: s.tools.iter().map(|(t, p)| (codex_model_name(t), *p)).collect(),
                             ..s.clone()
                         })
                         .collect();
@@ -362,6 +391,11 @@ pub fn mutants() -> Vec<Mutant> {
             Wiring { resume_is_noop: true, ..Wiring::default() },
         ),
     ]
+}
+
+/// The name Codex shows the model for a tool: outside `[A-Za-z0-9_]`, `_`.
+fn codex_model_name(tool: &str) -> String {
+    tool.replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_'), "_")
 }
 
 /// The reference fingerprint of the declarations without their tool policies.

@@ -45,6 +45,10 @@ fn main() {
     }));
     trials.push(every_mutant_is_used(&scenarios));
     trials.push(coverage_page_is_current(&dir, &scenarios));
+    let uncovered = harness::scenario::criteria::uncovered(&scenarios);
+    trials.push(Trial::test("suite::every_criterion_has_a_scenario_and_a_mutant", move || {
+        if uncovered.is_empty() { Ok(()) } else { Err(uncovered.join("\n").into()) }
+    }));
     let capabilities = harness::driver::reference_capabilities();
     let scenarios: Vec<Arc<Scenario>> = scenarios.into_iter().map(Arc::new).collect();
     let scenarios_by_id: BTreeMap<String, Arc<Scenario>> =

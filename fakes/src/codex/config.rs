@@ -19,6 +19,18 @@ pub enum ApprovalMode {
     Approve,
 }
 
+impl ApprovalMode {
+    /// As written in config.toml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Prompt => "prompt",
+            ApprovalMode::Writes => "writes",
+            ApprovalMode::Approve => "approve",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ToolSettings {
     pub approval_mode: Option<ApprovalMode>,
@@ -67,6 +79,8 @@ pub struct BaseConfig {
     pub home: PathBuf,
     pub text: Option<String>,
     pub table: Table,
+    /// The `-c` pairs alone, to tell which source a setting came from.
+    pub overrides: Table,
 }
 
 impl BaseConfig {
@@ -80,6 +94,7 @@ impl BaseConfig {
     pub fn load(home: &Path, overrides: &[String]) -> Result<BaseConfig, String> {
         let path = home.join("config.toml");
         let text = std::fs::read_to_string(&path).ok();
+        let mut overrides_only = Table::new();
         let mut table = match &text {
             Some(t) => t.parse::<Table>().map_err(|e| located(&path, t, &e))?,
             None => Table::new(),
@@ -90,6 +105,7 @@ impl BaseConfig {
                 .ok_or_else(|| format!("Invalid override (missing '='): {pair}"))?;
             let value = parse_override_value(raw.trim());
             set_dotted(&mut table, key.trim(), value.clone());
+            set_dotted(&mut overrides_only, key.trim(), value.clone());
             // The real CLI rejects a bad -c value before initialize.
             let mut probe = Table::new();
             set_dotted(&mut probe, key.trim(), value);
@@ -97,7 +113,7 @@ impl BaseConfig {
                 .try_into::<Settings>()
                 .map_err(|e| format!("Error loading config: -c {pair}: {}", e.message()))?;
         }
-        Ok(BaseConfig { home: home.to_path_buf(), text, table })
+        Ok(BaseConfig { home: home.to_path_buf(), text, table, overrides: overrides_only })
     }
 
     /// The effective settings for a thread: the file (checked first, so its
@@ -116,7 +132,32 @@ impl BaseConfig {
         }
         Toml::Table(table).try_into::<Settings>().map_err(|e| format!("invalid config: {}", e.message()))
     }
+
+    /// Each source of a thread's settings on its own, in the order they
+    /// apply, named as the transcript names them (`thread_source`: the
+    /// request that carried the thread's `config`). A source that does not
+    /// read on its own counts as empty: it only serves to say where a
+    /// setting of [`BaseConfig::for_thread`]'s result came from.
+    pub fn sources(&self, thread_config: Option<&Value>, thread_source: &'static str) -> Vec<(&'static str, Settings)> {
+        let read = |t: Table| Toml::Table(t).try_into::<Settings>().unwrap_or_default();
+        let file = self.text.as_deref().and_then(|t| toml::from_str::<Settings>(t).ok()).unwrap_or_default();
+        let mut thread = Table::new();
+        if let Some(Value::Object(map)) = thread_config {
+            for (key, value) in map {
+                if let Some(value) = json_to_toml(value) {
+                    set_dotted(&mut thread, key, value);
+                }
+            }
+        }
+        vec![(CONFIG_FILE, file), (OVERRIDES, read(self.overrides.clone())), (thread_source, read(thread))]
+    }
 }
+
+/// Config source names, as the transcript gives them.
+pub const CONFIG_FILE: &str = "config.toml";
+pub const OVERRIDES: &str = "-c";
+pub const THREAD_START: &str = "thread/start config";
+pub const THREAD_RESUME: &str = "thread/resume config";
 
 /// `path:line:col: message`, the shape the real CLI uses for config errors.
 fn located(path: &Path, text: &str, err: &toml::de::Error) -> String {

@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod config;
+pub mod effective;
 pub mod profile;
 mod server;
 

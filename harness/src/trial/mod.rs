@@ -10,6 +10,7 @@ pub mod real;
 mod setup;
 mod wrapper;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -38,6 +39,8 @@ pub struct Observations {
     pub steps: Vec<StepObservation>,
     pub provider: ProviderRecord,
     pub run: RunRecord,
+    /// The capabilities the driver claimed: some change how it is judged.
+    pub claimed: BTreeSet<String>,
 }
 
 /// What the provider processes recorded: their transcript, wire and events.
@@ -55,6 +58,17 @@ impl ProviderRecord {
     /// Every approvalPolicy the provider's threads were opened with.
     pub fn approval_policies(&self) -> Vec<&Value> {
         self.events("thread").map(|e| &e["approvalPolicy"]).collect()
+    }
+
+    /// Threads the provider opened (on a real run, as the wire shows them).
+    pub fn threads(&self) -> usize {
+        self.events("thread").count()
+    }
+
+    /// The effective approval settings of each thread, as the fake Codex
+    /// records them (a real CLI reports none).
+    pub fn approval_settings(&self) -> Vec<&Value> {
+        self.events(fakes::codex::effective::EVENT).collect()
     }
 
     /// Whether each initialize asked for experimentalApi.
@@ -80,6 +94,8 @@ pub struct RunRecord {
     pub setup_error: Option<String>,
     /// The trial hit its time limit.
     pub timed_out: bool,
+    /// It ran a real provider binary, not a fake.
+    pub real: bool,
 }
 
 #[derive(Debug, Default, Clone)]

@@ -27,6 +27,7 @@ struct HostState {
 pub(super) fn play(scenario: &Scenario, target: Target, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
     let mut obs = Observations::default();
     obs.run.path = dir.to_path_buf();
+    obs.claimed = driver.capabilities();
     obs.steps = vec![StepObservation::default(); scenario.steps.len()];
     let mut setup = match Setup::create(scenario, target, fakes, dir) {
         Ok(s) => s,
@@ -152,6 +153,7 @@ pub(super) fn play(scenario: &Scenario, target: Target, driver: &mut dyn Driver,
     let secrets = setup.all_secrets(&host.secrets);
     drop(setup.http);
     if setup.model.take().is_some() {
+        obs.run.real = true;
         match scenario.provider {
             Provider::Claude => super::real::derive_claude_outcomes(scenario, &dir.join(TRANSCRIPT), &setup.recordings),
             _ => super::real::derive_outcomes(scenario, dir, &dir.join(TRANSCRIPT)),

@@ -6,6 +6,7 @@ pub mod expected;
 pub mod fidelity;
 mod invariants;
 mod judge;
+mod rendering;
 
 use std::fmt;
 
@@ -53,6 +54,7 @@ pub fn judge(scenario: &Scenario, version: Option<Version>, obs: &Observations) 
     let mut mismatches = invariants::check(scenario, version, obs);
     if obs.run.setup_error.is_none() {
         mismatches.extend(judge::judge(scenario, obs));
+        mismatches.extend(rendering::check(scenario, obs));
     }
     if mismatches.is_empty() {
         return Verdict::Pass;

@@ -15,9 +15,10 @@ use serde_json::{json, Value};
 
 use self::channel::Channel;
 use self::rollout::Rollout;
-use self::thread::{describe_servers, new_thread_id, target, Thread};
+use self::thread::{new_thread_id, target, Thread};
 use self::turn::Turn;
-use super::config::{BaseConfig, Settings};
+use super::config::{self, BaseConfig, Settings};
+use super::effective;
 use super::profile::{self, Profile};
 use crate::script::Script;
 use crate::mcp_client::McpConnection;
@@ -205,7 +206,9 @@ impl Server {
                 self.rec.record(&json!({
                     "event": "thread", "method": method, "id": id, "rejoined": true,
                     "approvalPolicy": thread.approval_policy, "sandbox": thread.sandbox,
-                    "servers": describe_servers(&thread.settings),
+                }));
+                self.rec.record(&json!({
+                    "event": effective::EVENT, "thread": id, "method": method, "rejoined": true, "servers": thread.approval_settings,
                 }));
                 let cwd = thread.info["cwd"].as_str().unwrap_or("/").to_string();
                 let opened = shapes::thread_opened(&self.profile, &thread.info, &cwd, &thread.approval_policy, &thread.sandbox);
@@ -216,6 +219,8 @@ impl Server {
         }
         let sandbox = params.get("sandbox").and_then(Value::as_str).unwrap_or("read-only").to_string();
         let settings: Settings = self.base.for_thread(params.get("config")).map_err(|e| (-32600, e))?;
+        let source = if resume.is_some() { config::THREAD_RESUME } else { config::THREAD_START };
+        let approval_settings = effective::describe(&settings, &self.base.sources(params.get("config"), source));
         let (id, rollout) = match resume {
             Some(found) => found,
             None => {
@@ -224,10 +229,10 @@ impl Server {
                 (id, rollout)
             }
         };
-        self.rec.record(&json!({
-            "event": "thread", "method": method, "id": id, "approvalPolicy": policy, "sandbox": sandbox,
-            "servers": describe_servers(&settings),
-        }));
+        self.rec.record(&json!({"event": "thread", "method": method, "id": id, "approvalPolicy": policy, "sandbox": sandbox}));
+        // What the judge reads to check the driver's rendering, whichever
+        // config source it used.
+        self.rec.record(&json!({"event": effective::EVENT, "thread": id, "method": method, "servers": approval_settings}));
         self.thread = None; // stop the old thread's MCP servers first
         let cwd = match params.get("cwd").and_then(Value::as_str) {
             Some(c) => c.to_string(),
@@ -250,6 +255,7 @@ impl Server {
             approval_policy: policy,
             sandbox,
             settings,
+            approval_settings,
             servers: BTreeMap::new(),
             approved_for_session: BTreeSet::new(),
             rollout,

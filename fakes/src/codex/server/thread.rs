@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 use super::rollout::Rollout;
-use crate::codex::config::{ApprovalMode, ServerSettings, Settings};
+use crate::codex::config::{ServerSettings, Settings};
 use crate::codex::profile;
 use crate::script::Script;
 use crate::mcp_client::{McpConnection, ServerTarget};
@@ -21,6 +21,9 @@ pub struct Thread {
     pub approval_policy: Value,
     pub sandbox: String,
     pub settings: Settings,
+    /// Its effective approval settings with their sources, as recorded
+    /// when it was opened ([`crate::codex::effective`]).
+    pub approval_settings: Value,
     pub servers: BTreeMap<String, Result<McpConnection, String>>,
     pub approved_for_session: BTreeSet<(String, String)>,
     /// Where its turns are written, from the first one on.
@@ -83,23 +86,4 @@ pub fn target(s: &ServerSettings, env: &BTreeMap<String, String>) -> Result<Serv
         url: s.url.clone(),
         headers,
     })
-}
-
-/// The thread's MCP servers and their approval modes, for the transcript.
-pub fn describe_servers(settings: &Settings) -> Value {
-    let mode = |m: Option<ApprovalMode>| m.map(|m| format!("{m:?}").to_lowercase());
-    let servers: serde_json::Map<String, Value> = settings
-        .mcp_servers
-        .iter()
-        .map(|(name, s)| {
-            let tools: serde_json::Map<String, Value> = s.tools.iter().map(|(t, ts)| (t.clone(), json!(mode(ts.approval_mode)))).collect();
-            (name.clone(), json!({
-                "transport": if s.url.is_some() { "http" } else { "stdio" },
-                "enabled": s.enabled.unwrap_or(true),
-                "default_tools_approval_mode": mode(s.default_tools_approval_mode),
-                "tools": tools,
-            }))
-        })
-        .collect();
-    Value::Object(servers)
 }
