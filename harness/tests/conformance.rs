@@ -78,8 +78,10 @@ fn main() {
         }
         let s = Arc::clone(scenario);
         trials.push(Trial::test(format!("shim::same-verdicts::{}", scenario.id), move || same_verdicts_through_shim(&s)));
-        let s = Arc::clone(scenario);
-        trials.push(Trial::test(format!("python-shim::{}", scenario.id), move || python_shim_passes(&s)));
+        for (name, script) in [("python-shim", "python-shim/shim.py"), ("go-style-shim", "go-style-shim/shim.py")] {
+            let s = Arc::clone(scenario);
+            trials.push(Trial::test(format!("{name}::{}", scenario.id), move || example_shim_passes(script, &s)));
+        }
     }
     trials.extend(fidelity_trials(&scenarios_by_id));
     libtest_mimic::run(&args, trials).exit();
@@ -116,9 +118,11 @@ fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
     if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n").into()) }
 }
 
-/// The example Python shim passes every scenario it claims and skips the rest.
-fn python_shim_passes(s: &Scenario) -> Result<(), Failed> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python-shim/shim.py");
+/// An example shim (`script` under examples/) passes every scenario it
+/// claims and skips the rest: the Python example (host-prompts) and the
+/// Go-style one (fail-closed), each with no expected failures.
+fn example_shim_passes(script: &str, s: &Scenario) -> Result<(), Failed> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(script);
     let cmd = vec!["python3".to_string(), script.display().to_string()];
     for version in plan::versions(s.provider) {
         let mut driver = DriverSource::Shim(cmd.clone()).make()?;
