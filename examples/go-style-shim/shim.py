@@ -130,7 +130,7 @@ def render_config(servers, global_policy):
 class AppServer:
     """One `codex app-server` process over stdio JSON-RPC."""
 
-    def __init__(self, binary, home, cwd, env):
+    def __init__(self, binary, cwd, env):
         self.proc = subprocess.Popen([binary, "app-server", "--listen", "stdio://"], cwd=cwd, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.next_id = 0
@@ -232,8 +232,7 @@ class Adaptor:
         with open(os.path.join(home, "config.toml"), "w") as f:
             f.write(render_config(self.servers, self.global_policy))
         env = dict(os.environ, CODEX_HOME=home, **secrets)
-        self.server = AppServer(self.launch["binary"], home, self.launch["cwd"], env)
-        self.running = wanted
+        self.server = AppServer(self.launch["binary"], self.launch["cwd"], env)
         self.server.call("initialize", {"clientInfo": {"name": "go-style-adaptor", "version": "0.1.0"}, "capabilities": {}})
         self.server.notify("initialized")
         params = {"cwd": self.launch["cwd"], "approvalPolicy": "on-request", "sandbox": "read-only"}
@@ -242,6 +241,7 @@ class Adaptor:
         else:
             result = self.server.call("thread/start", params)
         self.thread_id = result["thread"]["id"]
+        self.running = wanted  # only once a thread is open: a failed launch is retried
 
     def turn(self, prompt, scoped):
         if scoped:
