@@ -1,22 +1,29 @@
 //! `cargo test -p harness`: every scenario against the reference driver (as
 //! written, and fail-closed: refusing every prompt itself) on
 //! every measured Codex version, and every scenario against the mutants it
-//! names in `caught_by`, which must fail it. Discovery and fan-out live here;
-//! policy lives in the library.
+//! names in `caught_by`, which must fail it, and every scenario through the
+//! example shims under examples/ (the codex-app-server-sdk one only where its
+//! venv exists: examples/codex-app-server-sdk/setup.sh, or
+//! $CODEX_APP_SERVER_SDK_PYTHON). Discovery and fan-out live here; policy
+//! lives in the library.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use harness::mutants::mutants;
 use harness::plan;
 use harness::recordings::{self, Replay};
-use harness::runner::{run_mutant, run_one, run_with};
+use harness::runner::{record, run_mutant, run_one, run_with};
 use harness::scenario::Scenario;
 use harness::source::DriverSource;
 use harness::trial::Fakes;
+use harness::verdict::describe;
+use harness::verdict::expected::{self, ExpectedFailures};
 use harness::verdict::fidelity::allow::AllowList;
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use reports::Outcome;
 
 const SHIM: &str = env!("CARGO_BIN_EXE_conformance");
 
@@ -83,9 +90,8 @@ fn main() {
         }
         let s = Arc::clone(scenario);
         trials.push(Trial::test(format!("shim::same-verdicts::{}", scenario.id), move || same_verdicts_through_shim(&s)));
-        let s = Arc::clone(scenario);
-        trials.push(Trial::test(format!("python-shim::{}", scenario.id), move || python_shim_passes(&s)));
     }
+    trials.extend(example_shim_trials(&scenarios));
     trials.extend(fidelity_trials(&scenarios_by_id));
     libtest_mimic::run(&args, trials).exit();
 }
@@ -135,18 +141,77 @@ fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
     if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n").into()) }
 }
 
-/// The example Python shim passes every scenario it claims and skips the rest.
-fn python_shim_passes(s: &Scenario) -> Result<(), Failed> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python-shim/shim.py");
-    let cmd = vec!["python3".to_string(), script.display().to_string()];
-    for version in plan::versions(s.provider) {
-        let mut driver = DriverSource::Shim(cmd.clone()).make()?;
-        run_with(s, version, driver.as_mut(), &fakes())
-            .verdict
-            .into_result()
-            .map_err(|e| format!("{}: {e}", plan::trial_name(s, version)))?;
+/// One trial per scenario for each example shim under examples/: the Python
+/// example (host-prompts) and the Go-style one (fail-closed) with no expected
+/// failures, the codex-app-server-sdk package with its committed baseline.
+fn example_shim_trials(scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let script = |dir: &str| examples.join(dir).join("shim.py").display().to_string();
+    let known: BTreeSet<String> = scenarios.iter().map(|s| s.id.clone()).collect();
+    let sdk = sdk_python().and_then(|python| {
+        let expected = ExpectedFailures::load(&examples.join("codex-app-server-sdk/expected-failures.txt"), &known)?;
+        Ok(python.map(|p| (vec![p.display().to_string(), script("codex-app-server-sdk")], expected)))
+    });
+    let shims = [
+        ("python-shim", Ok(Some((vec!["python3".to_string(), script("python-shim")], ExpectedFailures::default())))),
+        ("go-style-shim", Ok(Some((vec!["python3".to_string(), script("go-style-shim")], ExpectedFailures::default())))),
+        ("codex-app-server-sdk", sdk),
+    ];
+    let mut trials = Vec::new();
+    for (label, shim) in shims {
+        let shim = Arc::new(shim);
+        for scenario in scenarios {
+            let (s, shim) = (Arc::clone(scenario), Arc::clone(&shim));
+            trials.push(Trial::ignorable_test(format!("{label}::{}", scenario.id), move || match &*shim {
+                Ok(Some((cmd, expected))) => example_shim_passes(cmd, &s, expected),
+                Ok(None) => Ok(Completion::ignored_with(SDK_ABSENT)),
+                Err(e) => Err(e.clone().into()),
+            }));
+        }
     }
-    Ok(())
+    trials
+}
+
+const SDK_PYTHON: &str = "CODEX_APP_SERVER_SDK_PYTHON";
+const SDK_ABSENT: &str = "no venv with codex-app-server-sdk: run examples/codex-app-server-sdk/setup.sh, \
+    or set CODEX_APP_SERVER_SDK_PYTHON to a Python >= 3.12 that has it";
+
+/// The Python that has codex-app-server-sdk: $CODEX_APP_SERVER_SDK_PYTHON
+/// (an error if it names nothing), else setup.sh's default venv if made.
+fn sdk_python() -> Result<Option<PathBuf>, String> {
+    if let Some(p) = std::env::var_os(SDK_PYTHON).filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return if p.exists() { Ok(Some(p)) } else { Err(format!("{SDK_PYTHON}={} does not exist", p.display())) };
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/codex-app-server-sdk-venv/bin/python");
+    Ok(venv.exists().then_some(venv))
+}
+
+/// Runs one scenario through a shim on every version and applies the
+/// shim's expected failures as `conformance run --expected-failures` does:
+/// an unexpected failure fails, and so does an entry for this scenario that
+/// no longer fails. Ignored, with the reason, if every version skipped it.
+fn example_shim_passes(cmd: &[String], s: &Arc<Scenario>, expected: &ExpectedFailures) -> Result<Completion, Failed> {
+    let mut records = Vec::new();
+    for t in plan::trials(std::slice::from_ref(s), &[DriverSource::Shim(cmd.to_vec())], &[]) {
+        let started = Instant::now();
+        let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(format!("{}: {}", e.kind, e.message)))?;
+        records.push(record(&t, &outcome.verdict, started.elapsed().as_secs_f64()));
+    }
+    if let Some(skip) = records.iter().all(|r| r.outcome == Outcome::Skip).then(|| records.first()).flatten() {
+        return Ok(Completion::ignored_with(skip.note.clone().unwrap_or_default()));
+    }
+    let mine = ExpectedFailures { entries: expected.entries.iter().filter(|e| e.scenario == s.id).cloned().collect() };
+    expected::apply(&mut records, &mine);
+    let failed: Vec<String> = records
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::UnexpectedPass))
+        .map(|r| {
+            let lines = r.note.iter().cloned().chain(r.mismatches.iter().map(describe));
+            format!("{}:\n  {}", r.name, lines.collect::<Vec<_>>().join("\n  "))
+        })
+        .collect();
+    if failed.is_empty() { Ok(Completion::Completed) } else { Err(failed.join("\n").into()) }
 }
 
 /// One trial per recording of a real provider run (recordings/, made by

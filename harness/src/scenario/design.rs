@@ -6,7 +6,9 @@
 //! - fail-closed (the capability not claimed): the driver refuses every
 //!   prompt itself and never asks the host; what it may settle alone (an
 //!   `approve` tool, global `auto-approve`, its own bridged tools) it still
-//!   settles, and `item/tool/requestUserInput` still gets no invented answers.
+//!   settles, and `item/tool/requestUserInput` still gets no invented answers
+//!   (empty answers, or a refusal: Codex answers the tool with no answers
+//!   when the client replies with an error).
 //!
 //! A scenario is written for the first design. For the second, the rules
 //! below derive what follows from the design alone; a step whose outcome
@@ -18,7 +20,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use super::{HostAnswer, Provider, Scenario, Step, ToolCallExpect};
+use super::{HostAnswer, Provider, RequestKind, Scenario, Step, ToolCallExpect};
 
 /// The capability of a driver that brings prompts to its host.
 pub const HOST_PROMPTS: &str = "host-prompts";
@@ -30,6 +32,11 @@ pub const REFUSALS: &[&str] = &["decline", "cancel", "error"];
 /// What the model may see of a refused prompt: a rejection, however the
 /// refusal was worded.
 pub const REFUSAL_SEEN: &[&str] = &["rejected", "cancelled", "error"];
+/// Expected `answer` of a fail-closed driver to a user-input request where
+/// the scenario expects empty answers: those, or a JSON-RPC error, which
+/// Codex's app-server turns into the same empty answers for the tool.
+pub const NO_ANSWERS: &str = "no-answers";
+const NO_ANSWERS_MET_BY: &[&str] = &["empty-answers", "error"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Design {
@@ -65,8 +72,11 @@ pub fn expectations(scenario: &Scenario, design: Design) -> Cow<'_, Scenario> {
                     *expect = overlay(expect, &over);
                 }
             }
-            Step::Request { expect, fail_closed, .. } => {
+            Step::Request { request, expect, fail_closed, .. } => {
                 refuse(&mut expect.host_asked, &mut expect.answer);
+                if *request == RequestKind::UserInput && expect.answer.as_deref() == Some("empty-answers") {
+                    expect.answer = Some(NO_ANSWERS.into());
+                }
                 if let Some(over) = fail_closed.take() {
                     expect.answer = over.answer.or(expect.answer.take());
                     expect.host_asked = over.host_asked.or(expect.host_asked);
@@ -127,9 +137,11 @@ pub fn missing_fail_closed(scenario: &Scenario) -> Vec<usize> {
 }
 
 /// Whether an `actual` answer or model_saw class meets `expected`, which
-/// may be [`REFUSED`].
+/// may be [`REFUSED`] or [`NO_ANSWERS`].
 pub fn meets(expected: &str, actual: &str, refusals: &[&str]) -> bool {
-    expected == actual || expected == REFUSED && refusals.contains(&actual)
+    expected == actual
+        || expected == REFUSED && refusals.contains(&actual)
+        || expected == NO_ANSWERS && NO_ANSWERS_MET_BY.contains(&actual)
 }
 
 #[cfg(test)]
@@ -160,6 +172,20 @@ mod tests {
         assert_eq!((e.host_asked, e.answer.as_deref(), e.model_saw.as_deref(), e.server_calls), (Some(false), Some(REFUSED), Some(REFUSED), Some(0)));
         assert_eq!(tool_expect(&expectations(&s, Design::HostPrompts), 0), tool_expect(&s, 0));
         assert!(meets(REFUSED, "cancel", REFUSALS) && !meets(REFUSED, "accept", REFUSALS) && !meets("decline", "cancel", REFUSALS));
+    }
+
+    #[test]
+    fn a_fail_closed_driver_may_refuse_user_input_but_never_invent_answers() {
+        let user_input = "\n[[steps]]\nkind = \"request\"\nrequest = \"user_input\"\nexpect = { host_asked = false, answer = \"empty-answers\" }\n";
+        let s = scenario(DECLINED, user_input);
+        let answer = |d| match &expectations(&s, d).steps[1] {
+            Step::Request { expect, .. } => expect.answer.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(answer(Design::FailClosed).as_deref(), Some(NO_ANSWERS));
+        assert_eq!(answer(Design::HostPrompts).as_deref(), Some("empty-answers"));
+        assert!(meets(NO_ANSWERS, "error", REFUSALS) && meets(NO_ANSWERS, "empty-answers", REFUSALS));
+        assert!(!meets(NO_ANSWERS, "answered", REFUSALS) && !meets(NO_ANSWERS, "malformed", REFUSALS));
     }
 
     #[test]
