@@ -17,6 +17,20 @@ pub enum HostPrompt {
     FormElicitation { server: String },
 }
 
+impl HostPrompt {
+    /// In words, for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            HostPrompt::ToolCall { server, tool } => format!("a tool-call approval for {server}.{tool}"),
+            HostPrompt::Command => "a command approval".into(),
+            HostPrompt::FileChange => "a file-change approval".into(),
+            HostPrompt::Permissions => "a permissions request".into(),
+            HostPrompt::UrlElicitation { server } => format!("a URL elicitation from {server}"),
+            HostPrompt::FormElicitation { server } => format!("a form elicitation from {server}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostDecision {
     Accept,

@@ -50,6 +50,20 @@ pub enum RequestKind {
     UserInput,
 }
 
+impl RequestKind {
+    /// As scenarios write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Command => "command",
+            RequestKind::FileChange => "file_change",
+            RequestKind::Permissions => "permissions",
+            RequestKind::UrlElicitation => "url_elicitation",
+            RequestKind::FormElicitation => "form_elicitation",
+            RequestKind::UserInput => "user_input",
+        }
+    }
+}
+
 impl Script {
     /// Loads a script and parses the version it asks the fake to be.
     pub fn load_versioned(path: &std::path::Path) -> Result<(Script, crate::version::Version), String> {

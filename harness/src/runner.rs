@@ -3,6 +3,8 @@
 //! directory); [`run_all`] fans a plan out over the pool and turns each
 //! verdict into a report record.
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use fakes::version::Version;
@@ -11,7 +13,6 @@ use crate::driver::{Driver, Failure};
 use crate::plan::{self, SkipReason, Target, Trial};
 use crate::scenario::design::{self, Design};
 use crate::scenario::Scenario;
-use crate::source::DriverSource;
 use crate::trial::{self, Fakes};
 use crate::verdict::{self, fidelity, Verdict};
 
@@ -86,27 +87,41 @@ pub fn record(trial: &Trial, verdict: &Verdict, seconds: f64) -> reports::Trial 
 }
 
 /// Runs every trial on `jobs` threads; `progress` sees each record in plan
-/// order. Err names the first driver that could not even be started.
-pub fn run_all(
-    trials: &[Trial],
-    fakes: &Fakes,
-    jobs: usize,
-    mut progress: impl FnMut(&reports::Trial),
-) -> Result<Vec<reports::Trial>, (DriverSource, Failure)> {
-    let results = crate::pool::map_ordered(
+/// order. A driver that cannot even start fails its trials as not testable,
+/// with the reason; after its first failure the rest fail at once instead of
+/// each waiting for it again, and every other driver's results stand.
+pub fn run_all(trials: &[Trial], fakes: &Fakes, jobs: usize, mut progress: impl FnMut(&reports::Trial)) -> Vec<reports::Trial> {
+    let broken: Mutex<BTreeMap<String, Failure>> = Mutex::new(BTreeMap::new());
+    crate::pool::map_ordered(
         trials,
         jobs,
         |t| {
             let started = Instant::now();
-            run_one(t, fakes).map(|o| record(t, &o.verdict, started.elapsed().as_secs_f64()))
+            let label = t.driver.label();
+            let known = broken.lock().ok().and_then(|b| b.get(&label).cloned());
+            let verdict = match known {
+                Some(first) => not_started(&first, true),
+                None => match run_one(t, fakes) {
+                    Ok(o) => o.verdict,
+                    Err(e) => {
+                        let verdict = not_started(&e, false);
+                        if let Ok(mut b) = broken.lock() {
+                            b.entry(label).or_insert(e);
+                        }
+                        verdict
+                    }
+                },
+            };
+            record(t, &verdict, started.elapsed().as_secs_f64())
         },
-        |_, r| {
-            if let Ok(t) = r {
-                progress(t)
-            }
-        },
-    );
-    results.into_iter().zip(trials).map(|(r, t)| r.map_err(|e| (t.driver.clone(), e))).collect()
+        |_, r| progress(r),
+    )
+}
+
+fn not_started(e: &Failure, again: bool) -> Verdict {
+    let seen = if again { " (as in its first trial)" } else { "" };
+    let message = format!("the driver could not start{seen}: {}: {}", e.kind, e.message);
+    Verdict::NotTestable { reason: verdict::NotTestable { at: "hello".into(), message }, mismatches: Vec::new() }
 }
 
 /// Runs a mutant on every applicable version. Ok(versions that failed it)

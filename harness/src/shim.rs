@@ -206,10 +206,17 @@ impl ShimDriver {
             std::thread::sleep(std::time::Duration::from_millis(10));
             status = self.child.try_wait().ok().flatten();
         }
-        let code = status.and_then(|s| s.code());
+        let code = match status {
+            Some(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+                (Some(c), _) => format!("exit code {c}"),
+                (None, Some(sig)) => format!("killed by signal {sig}"),
+                (None, None) => "ended".into(),
+            },
+            None => "still running".into(),
+        };
         let stderr = std::fs::read_to_string(&self.stderr_path).unwrap_or_default();
         let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
-        self.fail("shim-exited", format!("{what} (exit code {code:?}); stderr: {tail}"))
+        self.fail("shim-exited", format!("{what} ({code}); stderr: {tail}"))
     }
 
     /// Kills the shim's whole process group (its provider children too),

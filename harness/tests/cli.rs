@@ -33,6 +33,36 @@ fn exit_0_when_conformant_1_on_failures_2_on_bad_input() {
     assert_eq!(cli(&["explain", "no-such-scenario"]).status.code(), Some(2));
 }
 
+/// Whatever would make a run useless is said before the first trial, once,
+/// with exit 2: a selection that matches nothing, unknown versions, drivers
+/// or programs, an unusable temp dir, a report path that cannot be written.
+#[test]
+fn a_run_that_cannot_be_useful_says_why_before_the_first_trial() {
+    let dir = tempfile::tempdir().unwrap();
+    let tap = dir.path().join("nodir/x.tap");
+    let cases: [(&[&str], &str); 6] = [
+        (&["--filter", "zzz"], "no scenario matches --filter `zzz`"),
+        (&["--provider", "cursor", "--filter", "approve-tool"], "no scenario matches --filter `approve-tool` with --provider cursor"),
+        (&["--version", "9.9.9"], "--version 9.9.9: not a simulated version (codex 0.146.0"),
+        (&["--driver-cmd", "no-such-program-here --flag"], "--driver-cmd: no program `no-such-program-here`"),
+        (&["--filter", "approve-tool-runs", "--tap", tap.to_str().unwrap()], "nodir/x.tap: cannot write a report there: no directory"),
+        (&["--filter", "approve-tool-runs", "--junit", dir.path().to_str().unwrap()], "is a directory, not a report file"),
+    ];
+    for (args, says) in cases {
+        let o = cli(&[&["run"][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
+        assert!(!text(&o).contains("[  1/"), "{args:?}: a trial ran: {}", text(&o));
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["run", "--filter", "approve-tool-runs"])
+        .env("TMPDIR", dir.path().join("gone"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(text(&o).matches("no such directory to hold run directories").count(), 1, "said once: {}", text(&o));
+}
+
 #[test]
 fn a_malformed_scenario_is_exit_2_naming_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();

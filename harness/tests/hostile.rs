@@ -49,7 +49,7 @@ fn check(mode: &str, code: i32, says: &[&str]) {
 
 #[test]
 fn a_shim_that_crashes_is_reported_with_its_exit_code() {
-    check("crash", 1, &["shim-exited", "exit code Some(3)"]);
+    check("crash", 1, &["shim-exited", "exit code 3"]);
 }
 
 #[test]
@@ -57,9 +57,30 @@ fn a_shim_that_hangs_times_out() {
     check("hang", 1, &["timeout", "no answer to `open` in time"]);
 }
 
+/// A driver that cannot start fails its own trials, with the reason; the
+/// other drivers' results and every report are still written; exit 1.
 #[test]
-fn a_shim_that_never_says_hello_is_a_harness_error() {
-    check("silent-hello", 2, &["could not start", "timeout"]);
+fn a_shim_that_never_says_hello_fails_its_trials_and_nothing_else() {
+    check("silent-hello", 1, &["could not start", "timeout"]);
+    let dir = tempfile::tempdir().unwrap();
+    let tap = dir.path().join("r.tap");
+    let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims/hostile.py");
+    let out = Command::new(CLI)
+        .args(["run", "--filter", "approve-tool-runs-without-prompt", "--driver", "reference", "--driver-cmd"])
+        .arg(format!("python3 {} silent-hello", shim.display()))
+        .args(["--tap", tap.to_str().unwrap()])
+        .env("CONFORMANCE_TRIAL_TIMEOUT", "3")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("driver reference: 5 passed, 0 failed"), "{text}");
+    assert!(text.contains("0 passed, 5 failed"), "{text}");
+    // After the first failure the others fail at once, as in the first trial.
+    assert!(text.matches("as in its first trial").count() >= 3, "{text}");
+    let tap = std::fs::read_to_string(tap).unwrap();
+    assert_eq!(tap.matches("\nok ").count(), 5, "{tap}");
+    assert_eq!(tap.matches("\nnot ok ").count(), 5, "{tap}");
 }
 
 #[test]

@@ -50,7 +50,7 @@ fn yaml(out: &mut String, t: &Trial) {
     let actual: String = t.mismatches.iter().map(|m| format!("{} {}: {}\n", m.at, m.field, m.actual)).collect();
     let message = match (&t.note, t.mismatches.first()) {
         (Some(note), _) => note.clone(),
-        (None, Some(m)) => format!("{} mismatches, first: {m:?}", t.mismatches.len()),
+        (None, Some(m)) => format!("{} mismatches, first: {} {}: expected {}, got {}", t.mismatches.len(), m.at, m.field, m.expected, m.actual),
         (None, None) => "failed".into(),
     };
     yaml_fields(

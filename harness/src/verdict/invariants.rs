@@ -24,7 +24,7 @@ pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) 
         out.push(Mismatch {
             at: "trial".into(),
             field: "time".into(),
-            expected: format!("done within {:?}", trial_timeout()),
+            expected: format!("done within {} s", trial_timeout().as_secs_f64()),
             actual: "timed out; provider processes were killed".into(),
         });
     }

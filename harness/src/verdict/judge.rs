@@ -17,7 +17,7 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         out.push(Mismatch { at: at.to_string(), field: field.to_string(), expected, actual });
     };
     for p in &obs.stray_prompts {
-        push("host", "prompt", "only prompts the steps expect".into(), format!("{p:?}"));
+        push("host", "prompt", "only prompts the steps expect".into(), p.describe());
     }
     match (&scenario.launch.error, &obs.launch_error) {
         (Some(kind), Some(err)) if &err.kind == kind => {
@@ -143,7 +143,7 @@ fn describe_failure(f: &Option<crate::driver::Failure>) -> String {
 pub fn describe_step(step: &Step) -> String {
     match step {
         Step::ToolCall { server, tool, .. } => format!("tool_call {}.{}", server.trim(), tool.trim()),
-        Step::Request { request, .. } => format!("request {request:?}"),
+        Step::Request { request, .. } => format!("request {}", request.as_str()),
         Step::RawRequest { method, .. } => format!("raw_request {method}"),
         Step::Attach { server } => format!("attach {server}"),
         Step::Detach { server } => format!("detach {server}"),

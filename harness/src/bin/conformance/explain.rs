@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use harness::scenario::{HostAnswer, Scenario, Step};
+use harness::scenario::{HostAnswer, Scenario, Step, TransportKind};
 use harness::verdict::describe_step;
 
 pub fn explain(s: &Scenario) -> String {
@@ -18,9 +18,12 @@ pub fn explain(s: &Scenario) -> String {
         let tools: Vec<String> = server.tools.iter().map(|(t, p)| format!("{t}={}", p.approval_mode)).collect();
         let _ = writeln!(
             out,
-            "server {} ({:?}{}{}): {}",
+            "server {} ({}{}{}): {}",
             server.name,
-            server.transport,
+            match server.transport {
+                TransportKind::Stdio => "stdio",
+                TransportKind::Http => "streamable HTTP",
+            },
             if server.attached { "" } else { ", call-scoped" },
             server.bearer_token_env.as_ref().map(|v| format!(", bearer ${v}")).unwrap_or_default(),
             if tools.is_empty() { "no per-tool policy".into() } else { tools.join(", ") }
@@ -35,9 +38,25 @@ pub fn explain(s: &Scenario) -> String {
     for (i, step) in s.steps.iter().enumerate() {
         let _ = writeln!(out, "step {}: {}", i + 1, describe_step(step));
         let expect = match step {
-            Step::ToolCall { expect, host, .. } => format!("host answers {:?}; expect {expect:?}", host.unwrap_or(HostAnswer::Decline)),
-            Step::Request { expect, .. } | Step::RawRequest { expect, .. } => format!("expect {expect:?}"),
-            Step::Fingerprint { expect, .. } => format!("expect {expect:?}"),
+            Step::ToolCall { expect, host, fail_closed, .. } => {
+                let host = match host.unwrap_or(HostAnswer::Decline) {
+                    HostAnswer::Accept => "accept",
+                    HostAnswer::Decline => "decline",
+                    HostAnswer::Cancel => "cancel",
+                };
+                let mut line = format!("if asked, the host answers {host}; expect {}", words(&tool_expect_fields(expect)));
+                if let Some(fc) = fail_closed {
+                    line.push_str(&format!("\n        a fail-closed driver instead: {}", words(&tool_expect_fields(fc))));
+                }
+                line
+            }
+            Step::Request { expect, .. } | Step::RawRequest { expect, .. } => {
+                format!("expect {}", words(&[("answer", expect.answer.clone()), ("host asked", expect.host_asked.map(|b| b.to_string()))]))
+            }
+            Step::Fingerprint { expect, .. } => format!(
+                "expect {}",
+                words(&[("the same as", expect.same_as.clone()), ("different from", expect.differs_from.clone())])
+            ),
             _ => String::new(),
         };
         if !expect.is_empty() {
@@ -45,4 +64,29 @@ pub fn explain(s: &Scenario) -> String {
         }
     }
     out
+}
+
+fn tool_expect_fields(e: &harness::scenario::ToolCallExpect) -> Vec<(&'static str, Option<String>)> {
+    let b = |v: Option<bool>| v.map(|b| b.to_string());
+    vec![
+        ("prompted", b(e.prompted)),
+        ("host asked", b(e.host_asked)),
+        ("answer", e.answer.clone()),
+        ("persisted", b(e.persisted)),
+        ("server calls", e.server_calls.map(|n| n.to_string())),
+        ("item", e.item.clone()),
+        ("model saw", e.model_saw.clone()),
+        ("blocks", e.blocks.as_ref().map(|b| b.join(" | "))),
+        ("annotated", b(e.annotated)),
+        ("driver recorded", b(e.driver_recorded)),
+        ("interrupted", b(e.interrupted)),
+        ("oauth required", b(e.oauth_required)),
+        ("bound row", e.bound_row.clone()),
+    ]
+}
+
+/// `prompted false, server calls 1`: only the fields a step checks.
+fn words(fields: &[(&str, Option<String>)]) -> String {
+    let set: Vec<String> = fields.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} {v}"))).collect();
+    if set.is_empty() { "nothing".into() } else { set.join(", ") }
 }

@@ -1,9 +1,12 @@
 //! `conformance`: runs scenarios against drivers and prints verdicts.
 //!
-//! Exit codes: 0 conformant, 1 failures, 2 bad input or harness error.
+//! Exit codes, one rule for every subcommand: 0 all pass, 1 any trial failed
+//! (a driver that cannot start included), 2 the user's own input is bad
+//! (scenario files, arguments, environment).
 
 mod args;
 mod explain;
+mod preflight;
 mod record;
 
 use std::collections::BTreeSet;
@@ -187,6 +190,9 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         Err(code) => return code,
     };
     let trials = plan::trials(&scenarios, &o.drivers, &o.versions);
+    if let Err(e) = preflight::check(o, &scenarios, &trials) {
+        return bad(&e);
+    }
     let fakes = match std::env::current_exe() {
         Ok(exe) if o.real => {
             // Fetch what the selected trials need, on demand.
@@ -229,10 +235,7 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         }
     };
     let jobs = o.jobs.map_or_else(harness::pool::default_jobs, usize::from);
-    let mut trials = match harness::runner::run_all(&trials, &fakes, jobs, progress) {
-        Ok(t) => t,
-        Err((source, e)) => return bad(&format!("driver {} could not start: {}: {}", source.label(), e.kind, e.message)),
-    };
+    let mut trials = harness::runner::run_all(&trials, &fakes, jobs, progress);
     if baseline {
         let failures: Vec<(String, Vec<reports::Mismatch>)> =
             trials.iter().filter(|t| t.outcome == Outcome::Fail).map(|t| (t.scenario.clone(), t.mismatches.clone())).collect();
@@ -261,7 +264,7 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         (&o.matrix, o.matrix.as_ref().map(|_| reports::matrix_html(&info, &trials))),
     ] {
         if let (Some(path), Some(text)) = (path, text) {
-            if let Err(e) = std::fs::write(path, text) {
+            if let Err(e) = preflight::write_atomically(path, &text) {
                 return bad(&format!("{}: {e}", path.display()));
             }
         }
