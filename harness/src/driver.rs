@@ -123,6 +123,9 @@ pub trait Driver {
     /// Re-open with (possibly changed) declarations or secrets.
     fn resume(&mut self, launch: &Launch) -> Result<(), Failure>;
     fn close(&mut self);
+    /// Where the trial keeps what the driver said (its run directory's
+    /// `driver/`); drivers with nothing of their own to record ignore it.
+    fn record_to(&mut self, _dir: &std::path::Path) {}
 }
 
 /// Capabilities the reference driver claims: all of them.

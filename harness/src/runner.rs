@@ -21,6 +21,9 @@ use crate::verdict::{self, fidelity, Verdict};
 pub struct Outcome {
     pub verdict: Verdict,
     pub capture: fidelity::Capture,
+    /// The last lines the shim wrote to stderr, for a failed verdict
+    /// (secrets redacted).
+    pub stderr: Option<String>,
 }
 
 /// Runs one trial of `scenario` against `driver` on `target` (a version
@@ -28,13 +31,13 @@ pub struct Outcome {
 pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn Driver, fakes: &Fakes) -> Outcome {
     let target = target.into();
     let version = target.version;
-    let skipped = |reason| Outcome { verdict: Verdict::Skip(reason), capture: fidelity::Capture::default() };
+    let skipped = |reason| Outcome { verdict: Verdict::Skip(reason), capture: fidelity::Capture::default(), stderr: None };
     let capabilities = driver.capabilities();
     let unknown = crate::driver::unknown_capabilities(&capabilities);
     if !unknown.is_empty() {
         let message = format!("the driver claims unknown capabilities {} (known: {})", unknown.join(", "), crate::scenario::capability_names());
         let reason = verdict::NotTestable { at: "hello".into(), message };
-        return Outcome { verdict: Verdict::NotTestable { reason, mismatches: Vec::new() }, capture: fidelity::Capture::default() };
+        return Outcome { verdict: Verdict::NotTestable { reason, mismatches: Vec::new() }, capture: fidelity::Capture::default(), stderr: None };
     }
     if let Some(reason) = plan::skip_reason(scenario, version, &capabilities) {
         return skipped(reason);
@@ -51,14 +54,20 @@ pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn
     let mut obs = trial::run(scenario, target, driver, fakes);
     // Judged as the driver's prompt design has it; played as written.
     let expected = design::expectations(scenario, Design::of(&capabilities));
-    let verdict = verdict::judge(&expected, version, &obs);
+    let mut verdict = verdict::judge(&expected, version, &obs);
+    verdict.redact(&obs.run.secrets);
+    let stderr = verdict
+        .failed()
+        .then(|| crate::shim::stderr_tail(&obs.run.path, 5))
+        .flatten()
+        .map(|t| verdict::redact(&t, &obs.run.secrets));
     let capture = fidelity::capture(&obs.run.path, &obs, &fakes.mcp);
     if crate::limits::keep_run_dir(verdict.failed()) {
         if let Some(dir) = obs.run.dir.take() {
             eprintln!("kept run directory {} ({})", dir.keep().display(), plan::trial_name(scenario, target));
         }
     }
-    Outcome { verdict, capture }
+    Outcome { verdict, capture, stderr }
 }
 
 /// Runs one planned trial with a fresh driver; Err if the driver cannot start.
@@ -68,7 +77,7 @@ pub fn run_one(trial: &Trial, fakes: &Fakes) -> Result<Outcome, Failure> {
 }
 
 /// The report record of a finished trial.
-pub fn record(trial: &Trial, verdict: &Verdict, seconds: f64) -> reports::Trial {
+pub fn record(trial: &Trial, verdict: &Verdict, stderr: Option<&str>, seconds: f64) -> reports::Trial {
     let outcome = match verdict {
         Verdict::Pass => reports::Outcome::Pass,
         Verdict::Skip(_) => reports::Outcome::Skip,
@@ -80,7 +89,12 @@ pub fn record(trial: &Trial, verdict: &Verdict, seconds: f64) -> reports::Trial 
         provider: trial.provider_label(),
         driver: trial.driver.label(),
         outcome,
-        note: verdict.note(),
+        note: match (verdict.note(), stderr) {
+            (note, None) => note,
+            (note, Some(tail)) => {
+                Some(note.into_iter().chain([format!("shim stderr, last lines:\n{tail}")]).collect::<Vec<_>>().join("\n"))
+            }
+        },
         mismatches: verdict.mismatches().to_vec(),
         seconds,
     }
@@ -99,20 +113,20 @@ pub fn run_all(trials: &[Trial], fakes: &Fakes, jobs: usize, mut progress: impl 
             let started = Instant::now();
             let label = t.driver.label();
             let known = broken.lock().ok().and_then(|b| b.get(&label).cloned());
-            let verdict = match known {
-                Some(first) => not_started(&first, true),
+            let (verdict, stderr) = match known {
+                Some(first) => (not_started(&first, true), None),
                 None => match run_one(t, fakes) {
-                    Ok(o) => o.verdict,
+                    Ok(o) => (o.verdict, o.stderr),
                     Err(e) => {
                         let verdict = not_started(&e, false);
                         if let Ok(mut b) = broken.lock() {
                             b.entry(label).or_insert(e);
                         }
-                        verdict
+                        (verdict, None)
                     }
                 },
             };
-            record(t, &verdict, started.elapsed().as_secs_f64())
+            record(t, &verdict, stderr.as_deref(), started.elapsed().as_secs_f64())
         },
         |_, r| progress(r),
     )

@@ -75,6 +75,69 @@ pub struct ShimDriver {
     pub events: Vec<Value>,
     stderr_path: std::path::PathBuf,
     _stderr_dir: tempfile::TempDir,
+    /// What is recorded of the conversation, see [`Record`].
+    record: Record,
+}
+
+/// The conversation with the shim, written to the trial's `driver/`
+/// directory: `protocol.jsonl` (both directions), `events.jsonl` and, when
+/// the shim is stopped, `stderr`. Lines before the trial names the directory
+/// (the `hello` exchange) wait in memory. Secret values the harness hands the
+/// shim are written as `[secret]`; whatever the shim says is kept as it
+/// said it, so a leak in it is caught like any other.
+#[derive(Default)]
+struct Record {
+    dir: Option<std::path::PathBuf>,
+    pending: Vec<(&'static str, String)>,
+    secrets: Vec<String>,
+}
+
+impl Record {
+    fn write(&mut self, file: &'static str, line: String) {
+        match &self.dir {
+            None => self.pending.push((file, line)),
+            Some(dir) => {
+                let path = dir.join(file);
+                let f = std::fs::OpenOptions::new().create(true).append(true).open(path);
+                if let Ok(mut f) = f {
+                    let _ = writeln!(f, "{line}");
+                }
+            }
+        }
+    }
+
+    fn message(&mut self, dir: &str, msg: &Value) {
+        let mut line = json!({"dir": dir, "msg": msg}).to_string();
+        if dir == "harness" {
+            for s in &self.secrets {
+                line = line.replace(s.as_str(), "[secret]");
+            }
+        }
+        self.write("protocol.jsonl", line);
+    }
+
+    fn start(&mut self, dir: &std::path::Path) {
+        if std::fs::create_dir_all(dir).is_ok() {
+            self.dir = Some(dir.to_path_buf());
+            for (file, line) in std::mem::take(&mut self.pending) {
+                self.write(file, line);
+            }
+        }
+    }
+
+    /// Keeps the last MiB of the shim's stderr beside its messages.
+    fn stderr(&self, from: &std::path::Path) {
+        let (Some(dir), Ok(bytes)) = (&self.dir, std::fs::read(from)) else { return };
+        let tail = &bytes[bytes.len().saturating_sub(1 << 20)..];
+        let _ = std::fs::write(dir.join("stderr"), tail);
+    }
+}
+
+/// The last lines of a trial's shim stderr, for its failed verdict.
+pub fn stderr_tail(run_dir: &std::path::Path, lines: usize) -> Option<String> {
+    let text = std::fs::read_to_string(run_dir.join("driver/stderr")).ok()?;
+    let tail: Vec<&str> = text.lines().rev().filter(|l| !l.trim().is_empty()).take(lines).collect();
+    (!tail.is_empty()).then(|| tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
 }
 
 impl ShimDriver {
@@ -117,6 +180,7 @@ impl ShimDriver {
             events: Vec::new(),
             stderr_path,
             _stderr_dir: stderr_dir,
+            record: Record::default(),
         };
         let hello = shim.call("hello", json!({"protocol": PROTOCOL}), None)?;
         shim.name = hello["name"].as_str().unwrap_or(program).to_string();
@@ -128,6 +192,7 @@ impl ShimDriver {
     }
 
     fn send(&mut self, msg: &Value) -> Result<(), Failure> {
+        self.record.message("harness", msg);
         let stdin = self.stdin.as_mut().ok_or_else(|| Failure::new("shim-exited", "shim input closed"))?;
         let mut line = msg.to_string();
         line.push('\n');
@@ -157,11 +222,15 @@ impl ShimDriver {
                 }
                 Line::TooLong { len } => return Err(self.fail("protocol-error", format!("shim wrote a {len}-byte line"))),
             };
+            self.record.message("shim", &msg);
             if let Err(e) = check_message(&msg) {
                 return Err(self.fail("protocol-error", format!("invalid message {e}: {}", truncate(&msg.to_string()))));
             }
             match msg.get("method").and_then(Value::as_str) {
-                Some("event") => self.events.push(msg["params"].clone()),
+                Some("event") => {
+                    self.record.write("events.jsonl", msg["params"].to_string());
+                    self.events.push(msg["params"].clone());
+                }
                 Some(m) => {
                     let shim_id = msg["id"].clone();
                     let reply = match host.as_deref_mut() {
@@ -227,6 +296,7 @@ impl ShimDriver {
             return;
         }
         self.killed = true;
+        self.record.stderr(&self.stderr_path);
         #[cfg(unix)]
         {
             let _ = Command::new("kill")
@@ -291,6 +361,7 @@ impl Driver for ShimDriver {
     }
 
     fn open(&mut self, launch: &Launch) -> Result<(), Failure> {
+        self.record.secrets.extend(launch.process.secrets.values().cloned());
         self.call("open", json!({"launch": launch}), None).map(|_| ())
     }
 
@@ -300,7 +371,12 @@ impl Driver for ShimDriver {
     }
 
     fn resume(&mut self, launch: &Launch) -> Result<(), Failure> {
+        self.record.secrets.extend(launch.process.secrets.values().cloned());
         self.call("resume", json!({"launch": launch}), None).map(|_| ())
+    }
+
+    fn record_to(&mut self, dir: &std::path::Path) {
+        self.record.start(dir);
     }
 
     fn close(&mut self) {

@@ -196,7 +196,7 @@ fn example_shim_passes(cmd: &[String], s: &Arc<Scenario>, expected: &ExpectedFai
     for t in plan::trials(std::slice::from_ref(s), &[DriverSource::Shim(cmd.to_vec())], &[]) {
         let started = Instant::now();
         let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(format!("{}: {}", e.kind, e.message)))?;
-        records.push(record(&t, &outcome.verdict, started.elapsed().as_secs_f64()));
+        records.push(record(&t, &outcome.verdict, outcome.stderr.as_deref(), started.elapsed().as_secs_f64()));
     }
     if let Some(skip) = records.iter().all(|r| r.outcome == Outcome::Skip).then(|| records.first()).flatten() {
         return Ok(Completion::ignored_with(skip.note.clone().unwrap_or_default()));

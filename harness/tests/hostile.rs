@@ -83,6 +83,14 @@ fn a_shim_that_never_says_hello_fails_its_trials_and_nothing_else() {
     assert_eq!(tap.matches("\nnot ok ").count(), 5, "{tap}");
 }
 
+/// 100 MB where the hello answer should be: refused at the 16 MiB limit
+/// (the reader drains the rest without keeping it; measured peak of the
+/// whole run: 25 MB).
+#[test]
+fn a_100_mb_hello_is_refused_at_the_line_limit() {
+    check("huge-hello", 1, &["could not start", "104857601-byte line"]);
+}
+
 #[test]
 fn a_64_mib_line_is_refused_without_buffering_it() {
     check("huge-line", 1, &["protocol-error", "-byte line"]);
@@ -135,4 +143,48 @@ fn leaked_secrets_are_caught_and_never_reported() {
     }
     assert!(!text.contains(secret.trim()));
     let _ = std::fs::remove_dir_all(kept);
+}
+
+/// A shim that says a secret it was handed (in an error, an event, or on
+/// stderr) fails with a leak verdict naming where, and the value reaches no
+/// output and no report.
+#[test]
+fn secrets_a_shim_says_are_caught_and_redacted() {
+    let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims/hostile.py");
+    for (mode, says) in [
+        ("secret-error", "the driver's error at launch carries a secret value"),
+        ("secret-event", "a secret value was written to driver/events.jsonl"),
+        ("secret-stderr", "a secret value was written to driver/stderr"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (tap, junit, html) = (dir.path().join("r.tap"), dir.path().join("r.xml"), dir.path().join("r.html"));
+        let out = Command::new(CLI)
+            .args(["run", "--filter", "bearer-secret-stays-in-environment", "--version", "0.171.0", "--driver-cmd"])
+            .arg(format!("python3 {} {mode}", shim.display()))
+            .args(["--tap", tap.to_str().unwrap(), "--junit", junit.to_str().unwrap(), "--matrix", html.to_str().unwrap()])
+            .env("CONFORMANCE_TRIAL_TIMEOUT", "5")
+            .env("CONFORMANCE_KEEP", "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {text}");
+        assert!(text.contains(says), "{mode}: {text}");
+        let kept = text.lines().find_map(|l| l.strip_prefix("kept run directory ")).and_then(|l| l.split(' ').next()).unwrap();
+        let secret = std::fs::read_dir(Path::new(kept).join("mcp"))
+            .unwrap()
+            .flatten()
+            .find(|e| e.path().extension().is_some_and(|x| x == "token"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap())
+            .unwrap();
+        let secret = secret.trim();
+        assert!(secret.starts_with("canary-"), "{secret}");
+        assert!(!text.contains(secret), "{mode}: the value is in the output: {text}");
+        if mode == "secret-stderr" {
+            assert!(text.contains("debug: token=[REDACTED]"), "the stderr tail is shown, redacted: {text}");
+        }
+        for report in [&tap, &junit, &html] {
+            assert!(!std::fs::read_to_string(report).unwrap().contains(secret), "{mode}: {}", report.display());
+        }
+        let _ = std::fs::remove_dir_all(kept);
+    }
 }

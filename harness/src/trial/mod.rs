@@ -151,6 +151,7 @@ pub fn run(scenario: &Scenario, target: Target, driver: &mut dyn Driver, fakes: 
 /// Runs one trial in `dir` under the watchdog.
 pub fn run_in(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
     let target = target.into();
+    driver.record_to(&dir.join("driver"));
     let (done, finished) = mpsc::channel::<()>();
     let fired = AtomicBool::new(false);
     std::thread::scope(|scope| {

@@ -43,14 +43,23 @@ pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) 
             violation(format!("schema: {problem}"));
         }
     }
-    // Secrets must not be written anywhere the harness can see.
+    // Secrets must not be written anywhere the harness can see, nor said in
+    // the driver's own words (which reach the reports).
     let dir = &obs.run.path;
+    let said = obs.launch_error.iter().map(|e| ("launch".to_string(), e)).chain(
+        obs.steps.iter().enumerate().filter_map(|(i, o)| o.driver.error.as_ref().map(|e| (format!("step {}", i + 1), e))),
+    );
+    for (at, e) in said {
+        if obs.run.secrets.iter().any(|s| leaks(&e.message, s) || leaks(&e.kind, s)) {
+            violation(format!("the driver's error at {at} carries a secret value"));
+        }
+    }
     for secret in &obs.run.secrets {
         for path in files_below(dir) {
             if path.extension().is_some_and(|e| e == "token") {
                 continue; // the fake server's own copy of the expected token
             }
-            if std::fs::read(&path).is_ok_and(|b| contains(&b, secret.as_bytes())) {
+            if std::fs::read(&path).is_ok_and(|b| forms(secret).iter().any(|f| contains(&b, f.as_bytes()))) {
                 violation(format!("a secret value was written to {}", path.strip_prefix(dir).unwrap_or(&path).display()));
             }
         }
@@ -84,6 +93,31 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
                 } else {
                     out.push(p);
                 }
+            }
+        }
+    }
+    out
+}
+
+/// A secret as written and as JSON escapes it.
+pub fn forms(secret: &str) -> Vec<String> {
+    let escaped = serde_json::to_string(secret).unwrap_or_default();
+    let escaped = escaped.trim_matches('"').to_string();
+    if escaped == secret { vec![secret.to_string()] } else { vec![secret.to_string(), escaped] }
+}
+
+fn leaks(text: &str, secret: &str) -> bool {
+    forms(secret).iter().any(|f| !f.is_empty() && text.contains(f.as_str()))
+}
+
+/// `text` with every form of every secret replaced, for anything a person
+/// or a report reads.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for s in secrets {
+        for f in forms(s) {
+            if !f.is_empty() {
+                out = out.replace(f.as_str(), "[REDACTED]");
             }
         }
     }

@@ -5,6 +5,7 @@
 pub mod expected;
 pub mod fidelity;
 mod invariants;
+pub use invariants::redact;
 mod judge;
 mod rendering;
 
@@ -107,6 +108,24 @@ impl Verdict {
             Verdict::Skip(reason) => Some(reason.to_string()),
             Verdict::NotTestable { reason, .. } => Some(reason.to_string()),
             _ => None,
+        }
+    }
+
+    /// Every secret value in the verdict's words replaced; a leak itself is
+    /// already a mismatch naming where, never the value.
+    pub fn redact(&mut self, secrets: &[String]) {
+        let fix = |m: &mut Mismatch| {
+            for t in [&mut m.at, &mut m.field, &mut m.expected, &mut m.actual] {
+                *t = invariants::redact(t, secrets);
+            }
+        };
+        match self {
+            Verdict::Fail(ms) => ms.iter_mut().for_each(fix),
+            Verdict::NotTestable { reason, mismatches } => {
+                reason.message = invariants::redact(&reason.message, secrets);
+                mismatches.iter_mut().for_each(fix);
+            }
+            _ => {}
         }
     }
 

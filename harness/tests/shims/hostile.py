@@ -28,6 +28,17 @@ if mode == "silent-hello":
     note_pids()
     time.sleep(3600)
 
+if mode == "huge-hello":
+    # 100 MB with no newline where the hello answer should be, written in
+    # chunks so this process stays small.
+    note_pids()
+    sys.stdin.readline()
+    for _ in range(100):
+        sys.stdout.write("x" * (1024 * 1024))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+    time.sleep(3600)
+
 if mode == "orphan":
     # A grandchild in our process group that would outlive us.
     child = subprocess.Popen(["sleep", "3600"])
@@ -38,8 +49,19 @@ for line in sys.stdin:
     msg = json.loads(line)
     rid, method = msg.get("id"), msg.get("method")
     if method == "hello":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"name": f"hostile-{mode}", "capabilities": ["codex", "per-tool-approval"]}})
+        caps = ["codex", "per-tool-approval"] + (["http-servers"] if mode.startswith("secret-") else [])
+        send({"jsonrpc": "2.0", "id": rid, "result": {"name": f"hostile-{mode}", "capabilities": caps}})
         continue
+    secret = next(iter(msg.get("params", {}).get("launch", {}).get("secrets", {}).values()), None)
+    if secret and mode == "secret-error":
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": 1, "message": f"cannot open with token {secret}", "data": {"kind": "launch-failed"}}})
+        continue
+    if secret and mode == "secret-event":
+        send({"jsonrpc": "2.0", "method": "event", "params": {"token": secret}})
+    if secret and mode == "secret-stderr":
+        sys.stderr.write(f"debug: token={secret}\n")
+        sys.stderr.flush()
+        sys.exit(4)
     if mode == "crash":
         sys.exit(3)
     if mode in ("hang", "orphan"):
