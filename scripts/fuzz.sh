@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target for SECONDS each (default 120). cargo-fuzz
 # needs nightly flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain take them.
+# Needs: cargo-fuzz on PATH, else it is built once into fuzz/target/tools
+# (never into your cargo home), and a C++ compiler for libFuzzer.
 # A crash leaves its input in fuzz/artifacts/TARGET/: turn it into a
 # regression test next to the parser it broke, then fix the parser.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
@@ -8,7 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 seconds=${1:-120}
 shift || true
-command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
+tools=$PWD/target/tools
+export PATH=$tools/bin:$PATH
+if ! command -v cargo-fuzz >/dev/null; then
+  echo "cargo-fuzz not found: building it into $tools (once)"
+  cargo install --locked --root "$tools" cargo-fuzz
+fi
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(RUSTC_BOOTSTRAP=1 cargo fuzz list)
 mkdir -p corpus/scenario_parse
