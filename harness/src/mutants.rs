@@ -65,6 +65,16 @@ fn accept_elicitations(m: &str, params: &Value, ctx: &drivers::codex::respond::C
     }
 }
 
+/// Codex: config.toml with each tool's policy under the keys `keys` gives
+/// for its name instead of the name itself.
+fn config_keyed(set: &ServerSet, keys: fn(&str) -> Vec<String>) -> String {
+    let keyed: Vec<McpServerSpec> = set
+        .servers()
+        .map(|s| McpServerSpec { tools: s.tools.iter().flat_map(|(t, p)| keys(t).into_iter().map(move |k| (k, *p))).collect(), ..s.clone() })
+        .collect();
+    drivers::codex::projection::config_toml(&ServerSet::unchecked(keyed))
+}
+
 /// Codex: config.toml with every per-tool policy left out.
 fn config_without_policies(set: &ServerSet) -> String {
     let stripped: Vec<McpServerSpec> = set.servers().map(|s| McpServerSpec { tools: Default::default(), ..s.clone() }).collect();
@@ -160,16 +170,7 @@ pub fn mutants() -> Vec<Mutant> {
             "extra-tool-table",
             "renders each policy under the model-facing tool name (`tools.notes_append`) as well as the real key: a table for a tool the host gave no policy",
             |p| {
-                p.codex_config = |set| {
-                    let doubled: Vec<McpServerSpec> = set
-                        .servers()
-                        .map(|s| McpServerSpec {
-                            tools: s.tools.iter().flat_map(|(t, p)| [(t.clone(), *p), (codex_model_name(t), *p)]).collect(),
-                            ..s.clone()
-                        })
-                        .collect();
-                    drivers::codex::projection::config_toml(&ServerSet::unchecked(doubled))
-                };
+                p.codex_config = |set| config_keyed(set, |t| vec![t.to_string(), codex_model_name(t)]);
             },
         ),
         parts(
@@ -209,16 +210,7 @@ pub fn mutants() -> Vec<Mutant> {
             "codex-renamed-tool-keys",
             "keys Codex per-tool policies by the model-facing name (`tools.notes_append`), which Codex does not match against `notes.append`",
             |p| {
-                p.codex_config = |set| {
-                    let renamed: Vec<McpServerSpec> = set
-                        .servers()
-                        .map(|s| McpServerSpec {
-                            tools: s.tools.iter().map(|(t, p)| (codex_model_name(t), *p)).collect(),
-                            ..s.clone()
-                        })
-                        .collect();
-                    drivers::codex::projection::config_toml(&ServerSet::unchecked(renamed))
-                };
+                p.codex_config = |set| config_keyed(set, |t| vec![codex_model_name(t)]);
             },
         ),
         parts(
