@@ -1,39 +1,15 @@
-//! Reading scenario files: TOML parsing with unknown keys rejected, the
-//! cross-field checks serde cannot make, and every error located as
-//! `file:line:col`.
+//! Parsing a scenario: TOML with unknown keys rejected, the checks serde
+//! cannot make ([`check`]), and every error located as `file:line:col`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use fakes::version::VersionRange;
 
 use super::check;
+use super::error::ScenarioError;
 use super::read;
 use super::spans::{describe, line_col, Spans};
 use super::*;
-
-/// A scenario file that could not be used, located as precisely as known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioError {
-    pub path: PathBuf,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
-
-impl std::fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.path.display(), self.line, self.column, self.message)
-    }
-}
-
-impl std::error::Error for ScenarioError {}
-
-impl ScenarioError {
-    /// A file or directory that could not be read at all (no position).
-    pub fn unreadable(path: &Path, message: String) -> ScenarioError {
-        ScenarioError { path: path.to_path_buf(), line: 0, column: 0, message }
-    }
-}
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {

@@ -12,12 +12,13 @@ use serde_json::Value;
 mod check;
 pub mod criteria;
 pub mod design;
+mod error;
 mod load;
 mod read;
 mod spans;
 
 pub use check::{ANSWERS, ITEMS, MODEL_SAW};
-pub use load::ScenarioError;
+pub use error::ScenarioError;
 pub use read::{discover, MAX_SCENARIO_BYTES};
 
 

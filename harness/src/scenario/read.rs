@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::load::ScenarioError;
+use super::error::ScenarioError;
 use super::spans::line_col;
 
 /// Far above any real scenario; a bigger file is refused, not read.
