@@ -20,7 +20,20 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(RUSTC_BOOTSTRAP=1 cargo fuzz list)
 mkdir -p corpus/scenario_parse
 cp ../scenarios/*.toml ../harness/tests/bad-scenarios/*.toml corpus/scenario_parse/ 2>/dev/null || true
+failed=()
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 for t in "${targets[@]}"; do
   echo "== $t (${seconds}s)"
-  RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" -- -max_total_time="$seconds" -rss_limit_mb=2048 2>&1 | grep -E "^Done|ERROR|SUMMARY|panicked" || true
+  if RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" -- -max_total_time="$seconds" -rss_limit_mb=2048 >"$log" 2>&1; then
+    grep -E "^Done" "$log" || true
+  else
+    # A crash (its input is in artifacts/) or a target that does not build.
+    grep -E "ERROR|SUMMARY|panicked|^error" "$log" || tail -20 "$log"
+    failed+=("$t")
+  fi
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "failed: ${failed[*]}"
+  exit 1
+fi

@@ -11,6 +11,7 @@
 
 pub mod bench;
 pub mod driver;
+pub mod fuzzing;
 pub mod limits;
 pub mod mutants;
 pub mod plan;
