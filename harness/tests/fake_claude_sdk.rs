@@ -39,6 +39,10 @@ impl Session {
 /// Runs the fake with `args`, writes `lines`, answers each can_use_tool
 /// with `answer(request)` and closes stdin after the last result.
 fn host(lab: &Lab, args: &[&str], lines: &[Value], answer: &dyn Fn(&Value) -> Value) -> Session {
+    host_env(lab, args, lines, answer, &[])
+}
+
+fn host_env(lab: &Lab, args: &[&str], lines: &[Value], answer: &dyn Fn(&Value) -> Value, env: &[(&str, &str)]) -> Session {
     let mut child = Command::new(FAKE_CLAUDE)
         .arg("--run")
         .arg(lab.dir.join("script.json"))
@@ -49,14 +53,16 @@ fn host(lab: &Lab, args: &[&str], lines: &[Value], answer: &dyn Fn(&Value) -> Va
         .env("HOME", lab.dir.join("home"))
         .env("CLAUDE_CONFIG_DIR", lab.dir.join("cfg"))
         .env("ENABLE_TOOL_SEARCH", "false")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take();
+    // A fake that exits early (bad input) closes the pipe: not an error here.
     for line in lines {
-        writeln!(stdin.as_mut().unwrap(), "{line}").unwrap();
+        let _ = writeln!(stdin.as_mut().unwrap(), "{line}");
     }
     let users = lines.iter().filter(|l| l["type"] == "user").count();
     if users == 0 {
@@ -69,7 +75,7 @@ fn host(lab: &Lab, args: &[&str], lines: &[Value], answer: &dyn Fn(&Value) -> Va
         if msg["type"] == "control_request" && msg["request"]["subtype"] == "can_use_tool" {
             let reply = json!({"type": "control_response", "response": {"subtype": "success", "request_id": msg["request_id"], "response": answer(&msg["request"])}});
             if let Some(s) = stdin.as_mut() {
-                writeln!(s, "{reply}").unwrap();
+                let _ = writeln!(s, "{reply}");
             }
         }
         if msg["type"] == "result" {
@@ -128,6 +134,30 @@ fn ts_sdk_servers_in_initialize_and_an_exact_allow_entry_skips_can_use_tool() {
 }
 
 #[test]
+fn session_states_only_for_a_host_that_reads_them() {
+    let lab = Lab::new(NEW, vec![pair()]);
+    let mut args = TS_ARGV.to_vec();
+    args.extend(["--allowedTools=mcp__lab__echo", "--await-initialize"]);
+    // As the TS SDK sends it without hooks.
+    let mut init = initialize(Some(servers_of(&lab)));
+    init["request"].as_object_mut().unwrap().remove("hooks");
+    let lines = [init, user("go")];
+    let states = |s: &Session| -> Vec<String> {
+        let changes = s.out.iter().filter(|m| m["subtype"] == "session_state_changed");
+        changes.map(|m| m["state"].as_str().unwrap_or("").to_string()).collect()
+    };
+    let s = host_env(&lab, &args, &lines, &allow, &[("CLAUDE_CODE_SDK_READS_SESSION_STATE", "1")]);
+    assert_eq!(states(&s), ["running", "requires_action", "running", "idle"]);
+    let last = s.out.last().unwrap();
+    assert_eq!((last["sdk_host_only"].as_bool(), last["session_id"].as_str()), (Some(true), s.results()[0]["session_id"].as_str()));
+    assert_eq!(s.out[0]["response"]["pending_permission_requests"], json!([]));
+    assert!(s.out[0]["response"]["response"].get("hooks_applied").is_none(), "no hooks were sent");
+    let lab = Lab::new(NEW, vec![pair()]);
+    let s = host(&lab, &args, &[initialize(Some(servers_of(&lab))), user("go")], &allow);
+    assert!(states(&s).is_empty());
+}
+
+#[test]
 fn python_sdk_argv_two_token_flags_and_mcp_config_json() {
     let lab = Lab::new(NEW, vec![pair()]);
     let config = lab.two_servers();
@@ -140,6 +170,7 @@ fn python_sdk_argv_two_token_flags_and_mcp_config_json() {
     let s = host(&lab, &args, &[initialize(None), user("go")], &deny);
     assert_eq!(s.code, 0, "{}", s.stderr);
     assert!(s.out[0]["response"]["response"].get("mcp_servers_applied").is_none());
+    assert_eq!(s.out[0]["response"]["response"]["hooks_applied"], true, "hooks were sent");
     assert_eq!(s.asked().len(), 1);
     let results = s.tool_results();
     assert_eq!(results[1]["content"], "NO-mcp__other__echo");
@@ -218,7 +249,7 @@ fn unknown_control_subtypes_and_bad_lines_get_the_real_answers() {
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
         for l in lines {
-            writeln!(stdin, "{l}").unwrap();
+            let _ = writeln!(stdin, "{l}");
         }
         drop(stdin);
         let out = child.wait_with_output().unwrap();

@@ -288,6 +288,11 @@ const CAPABILITIES_332: [&str; 23] = [
     "voice_call_talk_line_v1", "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1",
     "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1", "silent_resend_files_v1",
 ];
+/// The SDK protocol capabilities the initialize answer announces (2.1.332).
+pub const INITIALIZE_CAPABILITIES: [&str; 8] = [
+    "ui_surface_v1", "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
+    "voice_call_talk_line_v1", "ui_pane_widget_v1", "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1",
+];
 /// Print mode without an opt-in runs without fast mode.
 pub const FAST_MODE_DISABLED_REASON: &str = "sdk_opt_in_required";
 

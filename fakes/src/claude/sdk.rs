@@ -65,8 +65,12 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                     }
                 }
                 let mut s = start(&launch, &mut out, &mut dynamic, &host);
-                let response = initialize_response(&launch, servers.is_some());
-                s.out.line(&host::success(&id, response));
+                let response = initialize_response(&launch, servers.is_some(), request.get("hooks").is_some());
+                let mut reply = host::success(&id, response);
+                // Nothing is pending at the start of a session.
+                reply["response"]["pending_permission_requests"] = json!([]);
+                reply["response"]["pending_user_dialog_requests"] = json!([]);
+                s.out.line(&reply);
                 session = Some(s);
             }
             Incoming::Control { id, subtype, .. } => {
@@ -90,6 +94,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                 s.denials.clear();
                 s.interrupted = false;
                 s.started = std::time::Instant::now();
+                s.session_state("running");
                 s.init(launch.opts.tools.as_deref());
                 let actions = script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default();
                 if let Err(fatal) = play(s, actions) {
@@ -99,6 +104,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                     break fail(&rec, &text, 1);
                 }
                 s.finish();
+                s.session_state("idle");
             }
             Incoming::Response { .. } | Incoming::Other(_) => {}
         }
@@ -118,11 +124,11 @@ fn start(launch: &Launch, out: &mut Option<Output>, dynamic: &mut Vec<ServerConf
     s
 }
 
-/// The initialize answer: the fields the SDKs read (2.1.332 as measured,
-/// without the command, agent and model lists' descriptions).
-/// `mcp_servers_applied` only when the request carried servers: the TS SDK
-/// ends the session if it is missing then.
-fn initialize_response(launch: &Launch, servers_sent: bool) -> Value {
+/// The initialize answer (2.1.332 as measured, without the command, agent
+/// and model lists' descriptions). `mcp_servers_applied` only when the
+/// request carried servers (the TS SDK ends the session if it is missing
+/// then), `hooks_applied` only when it carried hooks.
+fn initialize_response(launch: &Launch, servers_sent: bool, hooks_sent: bool) -> Value {
     let p = launch.profile;
     let commands: Vec<Value> = p.slash_commands().iter().map(|c| json!({"name": c, "description": "", "argumentHint": ""})).collect();
     let agents: Vec<Value> = profile::AGENTS.iter().map(|a| json!({"name": a, "description": ""})).collect();
@@ -132,10 +138,19 @@ fn initialize_response(launch: &Launch, servers_sent: bool) -> Value {
         "models": [{"value": "default", "resolvedModel": p.default_model(), "displayName": "Default (recommended)", "description": ""}],
         "account": {"tokenSource": "none", "apiKeySource": api_key_source, "apiProvider": "firstParty"},
         "pid": std::process::id(), "claude_code_version": p.version.to_string(), "current_permission_mode": launch.mode,
-        "hooks_applied": true, "analytics_disabled": true, "sandbox_enabled": false,
+        "analytics_disabled": true, "sandbox_enabled": false,
         "fast_mode_state": "off", "fast_mode_disabled_reason": profile::FAST_MODE_DISABLED_REASON,
-        "session_state": "idle", "capabilities": p.capabilities(),
+        "session_state": "idle", "capabilities": profile::INITIALIZE_CAPABILITIES,
+        "available_output_styles": ["default", "Proactive", "Concise", "Explanatory", "Learning"],
+        "user_output_styles_dir": launch.locations.config_dir.join("output-styles").display().to_string(),
+        "feedback_mode": {"kind": "disabled"}, "hook_on_failure_supported": true, "hooks_when_unanswered_kept": 0,
+        "other_hook_ask_outranks_host": true, "ide_rc_auto_enable_gate": false,
+        "remote_control_auto_connect_default": false, "remote_control_auto_enable": false,
+        "remote_control_auto_on_by_default": false, "remote_control_available": false,
     });
+    if hooks_sent {
+        r["hooks_applied"] = json!(true);
+    }
     if servers_sent {
         r["mcp_servers_applied"] = json!(true);
     }

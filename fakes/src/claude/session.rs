@@ -391,10 +391,12 @@ impl Session {
     ) -> CallOutcome {
         let source = self.servers.iter().find(|s| s.config.name == server).map_or("dynamic", |s| s.config.source);
         let request = sdk::can_use_tool(server, source, tool, name, id, arguments);
+        self.session_state("requires_action");
         let reply = match self.host.as_ref() {
             Some(host) => host.ask(&mut self.out, request, &mut sdk::answer_while_waiting).ok(),
             None => None,
         };
+        self.session_state("running");
         let answer = sdk::parse_answer(reply.as_ref());
         self.rec.record(&json!({"event": "permission_prompt", "tool_use_id": id, "prompt_tool": "stdio", "reply": reply}));
         let mut o = match answer {
@@ -477,6 +479,16 @@ impl Session {
 }
 
 impl Session {
+    /// A session state change, told only to an SDK host that reads them
+    /// (CLAUDE_CODE_SDK_READS_SESSION_STATE non-empty, as both SDKs set it;
+    /// read in 2.1.332's source, seen on its wire).
+    pub fn session_state(&mut self, state: &str) {
+        if self.host.is_some() && self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_some_and(|v| !v.is_empty()) {
+            let event = json!({"type": "system", "subtype": "session_state_changed", "state": state, "sdk_host_only": true, "session_id": self.session_id, "uuid": new_uuid()});
+            self.out.event(event);
+        }
+    }
+
     /// The result of a turn the host ended by denying with interrupt: no
     /// further model request (measured on 2.1.334 through the TS SDK).
     fn finish_interrupted(&mut self) {
