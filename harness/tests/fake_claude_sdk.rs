@@ -269,6 +269,31 @@ fn unknown_control_subtypes_and_bad_lines_get_the_real_answers() {
 }
 
 #[test]
+fn interrupt_when_idle_and_set_permission_mode_as_measured() {
+    let lab = Lab::new(NEW, vec![vec![call(0, "lab", "echo", json!({}))]]);
+    let config = lab.two_servers();
+    let mut args = TS_ARGV.to_vec();
+    args.extend(["--mcp-config", &config]);
+    let control = |id: &str, request: Value| json!({"type": "control_request", "request_id": id, "request": request});
+    let lines = [
+        initialize(None),
+        control("r2", json!({"subtype": "interrupt"})),
+        control("r3", json!({"subtype": "set_permission_mode", "mode": "plan"})),
+        control("r4", json!({"subtype": "set_permission_mode", "mode": "bogus"})),
+        user("go"),
+    ];
+    let s = host(&lab, &args, &lines, &allow);
+    assert_eq!(s.out[1]["response"], json!({"subtype": "success", "request_id": "r2", "response": {"still_queued": []}}));
+    assert_eq!(s.out[2]["response"]["response"], json!({"mode": "plan"}));
+    assert_eq!((s.out[3]["subtype"].as_str(), s.out[3]["permissionMode"].as_str()), (Some("status"), Some("plan")));
+    assert_eq!(s.out[4]["response"]["error_code"], "invalid_mode");
+    assert_eq!(s.out[4]["response"]["error"], "Cannot set permission mode: must be one of acceptEdits, auto, bypassPermissions, default, dontAsk, plan");
+    // The new mode holds for the turn: plan mode refuses the call unasked.
+    assert!(s.asked().is_empty());
+    assert_eq!(s.tool_results()[0]["content"], "Cannot call mcp__lab__echo while in plan mode.");
+}
+
+#[test]
 fn sdk_mode_is_not_simulated_where_it_was_not_measured() {
     let lab = Lab::new(OLD, vec![vec![]]);
     let s = host(&lab, &TS_ARGV, &[initialize(None)], &allow);

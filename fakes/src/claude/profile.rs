@@ -308,6 +308,8 @@ pub const AWAIT_INIT_OTHER: &str =
 /// `--await-initialize` and a first stdin line that is not JSON.
 pub const AWAIT_INIT_NOT_JSON: &str =
     "Error: --await-initialize requires the initialize control request as the first stdin line, and the first line is not valid JSON.";
+/// The modes `set_permission_mode` takes, as its error lists them.
+pub const SDK_PERMISSION_MODES: [&str; 6] = ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"];
 /// The tool result of a call the SDK host denied with `interrupt: true`.
 pub const REJECTED_STOP: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
 /// The user message that follows it.

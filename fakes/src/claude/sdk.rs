@@ -73,11 +73,20 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                 s.out.line(&reply);
                 session = Some(s);
             }
-            Incoming::Control { id, subtype, .. } => {
-                let reply = host::unsupported(&id, &subtype);
-                match session.as_mut() {
-                    Some(s) => s.out.line(&reply),
-                    None => out.as_mut().expect("output before the session").line(&reply),
+            Incoming::Control { id, subtype, request } => {
+                let (reply, status) = idle_control(&id, &subtype, &request, &launch.session_id);
+                let sink = match session.as_mut() {
+                    Some(s) => {
+                        if let Some(mode) = status.as_ref().and_then(|e| e["permissionMode"].as_str()) {
+                            s.mode = mode.to_string();
+                        }
+                        &mut s.out
+                    }
+                    None => out.as_mut().expect("output before the session"),
+                };
+                sink.line(&reply);
+                if let Some(event) = status {
+                    sink.event(event);
                 }
             }
             Incoming::User(msg) => {
@@ -113,6 +122,26 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
         s.servers.stop();
     }
     code
+}
+
+/// The answer to a control request between turns, and the status event
+/// that follows it (2.1.332, measured): `interrupt` with nothing running,
+/// `set_permission_mode`; any other subtype is unsupported.
+fn idle_control(id: &str, subtype: &str, request: &Value, session_id: &str) -> (Value, Option<Value>) {
+    match subtype {
+        "interrupt" => (host::success(id, json!({"still_queued": []})), None),
+        "set_permission_mode" => {
+            let mode = request["mode"].as_str().unwrap_or("");
+            if !profile::SDK_PERMISSION_MODES.contains(&mode) {
+                let error = format!("Cannot set permission mode: must be one of {}", profile::SDK_PERMISSION_MODES.join(", "));
+                let reply = json!({"type": "control_response", "response": {"subtype": "error", "request_id": id, "error": error, "error_code": "invalid_mode"}});
+                return (reply, None);
+            }
+            let status = json!({"type": "system", "subtype": "status", "status": null, "permissionMode": mode, "uuid": super::uuid::new_uuid(), "session_id": session_id});
+            (host::success(id, json!({"mode": mode})), Some(status))
+        }
+        _ => (host::unsupported(id, subtype), None),
+    }
 }
 
 /// Connects the servers and makes the session whose gated calls go to
