@@ -3,7 +3,7 @@
 //! in it), one scripted turn per user message, gated calls put to the host
 //! as `can_use_tool` (`--permission-prompt-tool stdio`), and the real CLI's
 //! answers to what it does not handle. Measured on 2.1.332 (the Python SDK's
-//! CLI) and, through the TS SDK, on 2.1.334: /work/shared/SDK-FACTS.md.
+//! CLI) and, through the TS SDK, on 2.1.334 (SDK-FACTS.md in the shared measurements, beside PROVIDERS.md).
 
 use std::rc::Rc;
 
