@@ -116,6 +116,12 @@ pub trait Driver {
     fn name(&self) -> String;
     /// Capabilities the driver claims, e.g. `codex`, `per-tool-approval`.
     fn capabilities(&self) -> BTreeSet<String>;
+    /// The provider versions the driver can drive, per provider it names
+    /// (`hello`'s optional `provider_versions`); others are skipped with
+    /// the reason. A provider it does not name: every version.
+    fn provider_versions(&self) -> BTreeMap<String, fakes::version::VersionRange> {
+        BTreeMap::new()
+    }
     fn fingerprint(&mut self, servers: &[ServerSpec], global: &str) -> Result<String, Failure>;
     fn open(&mut self, launch: &Launch) -> Result<(), Failure>;
     /// One turn; `scoped` servers are attached for this call only.

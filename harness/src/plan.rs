@@ -3,12 +3,12 @@
 //! fakes' profiles), and the list of trials with their names and skip
 //! reasons. Nothing runs here.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use fakes::version::Version;
+use fakes::version::{Version, VersionRange};
 
 use crate::mutants::mutants;
 use crate::scenario::{Provider, Scenario, ScenarioError};
@@ -151,6 +151,8 @@ pub enum SkipReason {
     CapabilitiesNotClaimed(Vec<String>),
     /// Only a fake can play it (e.g. a scripted provider request).
     NeedsFake(String),
+    /// The driver says it cannot drive this version (`provider_versions`).
+    DriverVersions { provider: &'static str, range: String },
     /// A real run was asked for and no real binary is cached.
     NoRealBinary { provider: &'static str, version: String },
 }
@@ -162,6 +164,7 @@ impl fmt::Display for SkipReason {
             SkipReason::ProviderNotClaimed(p) => write!(f, "driver does not claim provider {p}"),
             SkipReason::CapabilitiesNotClaimed(c) => write!(f, "driver does not claim: {}", c.join(", ")),
             SkipReason::NeedsFake(why) => write!(f, "{why}"),
+            SkipReason::DriverVersions { provider, range } => write!(f, "driver supports only {provider} {range}"),
             SkipReason::NoRealBinary { provider, version } => {
                 write!(f, "no real {provider} {version}: run scripts/fetch-provider.sh {provider} {version}")
             }
@@ -183,6 +186,14 @@ pub fn skip_reason(scenario: &Scenario, version: Option<Version>, capabilities: 
         return Some(SkipReason::CapabilitiesNotClaimed(missing));
     }
     None
+}
+
+/// Why a trial is skipped for a driver that drives only `ranges` of some
+/// providers' versions, if it is.
+pub fn driver_version_skip(scenario: &Scenario, version: Option<Version>, ranges: &BTreeMap<String, VersionRange>) -> Option<SkipReason> {
+    let provider = scenario.provider.as_str();
+    let (range, v) = (ranges.get(provider)?, version?);
+    (!range.contains(v)).then(|| SkipReason::DriverVersions { provider, range: range.to_string() })
 }
 
 /// One planned trial: a scenario, on one provider version in one tool
@@ -258,5 +269,18 @@ mod tests {
         assert_eq!(trial_name(s, on), format!("claude-{new}+tool-search::{}", s.id));
         assert_eq!(trial_name(s, Some(new)), format!("claude-{new}::{}", s.id));
         assert_eq!(provider_label(Provider::Claude, on), format!("claude {new}+tool-search"));
+    }
+
+    #[test]
+    fn a_driver_naming_a_range_skips_the_versions_outside_it() {
+        let (old, new) = (fakes::claude::profile::MEASURED[0], fakes::claude::profile::MEASURED[1]);
+        let (scenarios, _) = embedded();
+        let s = scenarios.iter().find(|s| s.provider == Provider::Claude).unwrap();
+        let ranges = BTreeMap::from([("claude".to_string(), format!(">={new}").parse::<VersionRange>().unwrap())]);
+        let skip = driver_version_skip(s, Some(old), &ranges).map(|r| r.to_string());
+        assert_eq!(skip, Some(format!("driver supports only claude >={new}")));
+        assert!(driver_version_skip(s, Some(new), &ranges).is_none());
+        let codex_only = BTreeMap::from([("codex".to_string(), ">=0.171.0".parse::<VersionRange>().unwrap())]);
+        assert!(driver_version_skip(s, Some(old), &codex_only).is_none(), "a provider not named runs on every version");
     }
 }

@@ -42,6 +42,9 @@ pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn
     if let Some(reason) = plan::skip_reason(scenario, version, &capabilities) {
         return skipped(reason);
     }
+    if let Some(reason) = plan::driver_version_skip(scenario, version, &driver.provider_versions()) {
+        return skipped(reason);
+    }
     if fakes.real_only {
         if let Some(reason) = plan::real_run_skip(scenario) {
             return skipped(reason);

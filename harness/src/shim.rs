@@ -2,13 +2,14 @@
 //! [`ShimDriver`] that runs a shim program per trial and speaks to it over
 //! JSON lines, and [`serve`], which exposes any in-process [`Driver`] as a shim.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use fakes::version::VersionRange;
 use fakes::wire::{read_line, Line, MAX_LINE};
 use serde_json::{json, Value};
 
@@ -64,6 +65,7 @@ pub fn check_message(msg: &Value) -> Result<(), String> {
 pub struct ShimDriver {
     name: String,
     capabilities: BTreeSet<String>,
+    provider_versions: BTreeMap<String, VersionRange>,
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Line>,
@@ -171,6 +173,7 @@ impl ShimDriver {
         let mut shim = ShimDriver {
             name: program.clone(),
             capabilities: BTreeSet::new(),
+            provider_versions: BTreeMap::new(),
             child,
             stdin,
             lines,
@@ -188,6 +191,7 @@ impl ShimDriver {
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
             .unwrap_or_default();
+        shim.provider_versions = provider_versions(&hello["provider_versions"])?;
         Ok(shim)
     }
 
@@ -342,6 +346,22 @@ fn answer_host(host: &mut dyn Host, method: &str, params: &Value) -> Result<Valu
     }
 }
 
+/// `hello`'s `provider_versions`: provider -> version range (`>=2.1.332`,
+/// `>=0.146.0 <0.171.0`); absent means every version of every provider.
+fn provider_versions(v: &Value) -> Result<BTreeMap<String, VersionRange>, Failure> {
+    let Some(map) = v.as_object() else {
+        return if v.is_null() { Ok(BTreeMap::new()) } else { Err(Failure::new("protocol-error", "hello `provider_versions` is not an object")) };
+    };
+    map.iter()
+        .map(|(provider, range)| {
+            let range = range.as_str().and_then(|r| r.parse::<VersionRange>().ok());
+            range.map(|r| (provider.clone(), r)).ok_or_else(|| {
+                Failure::new("protocol-error", format!("hello `provider_versions.{provider}` is not a version range like \">=2.1.332\""))
+            })
+        })
+        .collect()
+}
+
 fn parse<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, Failure> {
     serde_json::from_value(v).map_err(|e| Failure::new("protocol-error", format!("bad `{what}` result: {e}")))
 }
@@ -353,6 +373,10 @@ impl Driver for ShimDriver {
 
     fn capabilities(&self) -> BTreeSet<String> {
         self.capabilities.clone()
+    }
+
+    fn provider_versions(&self) -> BTreeMap<String, VersionRange> {
+        self.provider_versions.clone()
     }
 
     fn fingerprint(&mut self, servers: &[ServerSpec], global: &str) -> Result<String, Failure> {
@@ -493,5 +517,15 @@ mod tests {
         assert!(e.contains("/params/prompt"), "{e}");
         assert!(check_message(&json!({"jsonrpc": "1.0", "id": 1, "result": {}})).is_err());
         assert!(check_message(&json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}})).is_err());
+    }
+
+    #[test]
+    fn provider_versions_are_ranges_or_a_protocol_error() {
+        assert!(provider_versions(&Value::Null).unwrap().is_empty());
+        let ranges = provider_versions(&json!({"claude": ">=2.1.332"})).unwrap();
+        assert!(ranges["claude"].contains(fakes::version::Version::new(2, 1, 332)));
+        assert!(!ranges["claude"].contains(fakes::version::Version::new(2, 1, 266)));
+        assert_eq!(provider_versions(&json!({"claude": "soon"})).unwrap_err().kind, "protocol-error");
+        assert!(provider_versions(&json!(["claude"])).is_err());
     }
 }

@@ -4,7 +4,8 @@
 //! names in `caught_by`, which must fail it, and every scenario through the
 //! example shims under examples/ (the codex-app-server-sdk one only where its
 //! venv exists: examples/codex-app-server-sdk/setup.sh, or
-//! $CODEX_APP_SERVER_SDK_PYTHON). Discovery and fan-out live here; policy
+//! $CODEX_APP_SERVER_SDK_PYTHON; the claude-agent-sdk-ts one only where its
+//! setup.sh installed the package). Discovery and fan-out live here; policy
 //! lives in the library.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -152,19 +153,25 @@ fn example_shim_trials(scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
         let expected = ExpectedFailures::load(&examples.join("codex-app-server-sdk/expected-failures.txt"), &known)?;
         Ok(python.map(|p| (vec![p.display().to_string(), script("codex-app-server-sdk")], expected)))
     });
+    let ts_dir = examples.join("claude-agent-sdk-ts");
+    let ts = sdk_node(&ts_dir).and_then(|node| {
+        let expected = ExpectedFailures::load(&ts_dir.join("expected-failures.txt"), &known)?;
+        Ok(node.map(|n| (vec![n.display().to_string(), ts_dir.join("shim.mjs").display().to_string()], expected)))
+    });
     let shims = [
-        ("python-shim", Ok(Some((vec!["python3".to_string(), script("python-shim")], ExpectedFailures::default())))),
-        ("go-style-shim", Ok(Some((vec!["python3".to_string(), script("go-style-shim")], ExpectedFailures::default())))),
-        ("codex-app-server-sdk", sdk),
+        ("python-shim", Ok(Some((vec!["python3".to_string(), script("python-shim")], ExpectedFailures::default()))), ""),
+        ("go-style-shim", Ok(Some((vec!["python3".to_string(), script("go-style-shim")], ExpectedFailures::default()))), ""),
+        ("codex-app-server-sdk", sdk, SDK_ABSENT),
+        ("claude-agent-sdk-ts", ts, TS_SDK_ABSENT),
     ];
     let mut trials = Vec::new();
-    for (label, shim) in shims {
+    for (label, shim, absent) in shims {
         let shim = Arc::new(shim);
         for scenario in scenarios {
             let (s, shim) = (Arc::clone(scenario), Arc::clone(&shim));
             trials.push(Trial::ignorable_test(format!("{label}::{}", scenario.id), move || match &*shim {
                 Ok(Some((cmd, expected))) => example_shim_passes(cmd, &s, expected),
-                Ok(None) => Ok(Completion::ignored_with(SDK_ABSENT)),
+                Ok(None) => Ok(Completion::ignored_with(absent)),
                 Err(e) => Err(e.clone().into()),
             }));
         }
@@ -185,6 +192,25 @@ fn sdk_python() -> Result<Option<PathBuf>, String> {
     }
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/codex-app-server-sdk-venv/bin/python");
     Ok(venv.exists().then_some(venv))
+}
+
+const TS_SDK_NODE: &str = "CLAUDE_AGENT_SDK_TS_NODE";
+const TS_SDK_ABSENT: &str = "no @anthropic-ai/claude-agent-sdk under examples/claude-agent-sdk-ts: run its setup.sh \
+    (needs node >= 18.14 and npm), or set CLAUDE_AGENT_SDK_TS_NODE to the node to run shim.mjs with";
+
+/// The node that runs examples/claude-agent-sdk-ts/shim.mjs: only once
+/// setup.sh installed the package there; $CLAUDE_AGENT_SDK_TS_NODE (an
+/// error if it names nothing), else `node` on PATH.
+fn sdk_node(dir: &Path) -> Result<Option<PathBuf>, String> {
+    if !dir.join("node_modules/@anthropic-ai/claude-agent-sdk/package.json").exists() {
+        return Ok(None);
+    }
+    if let Some(n) = std::env::var_os(TS_SDK_NODE).filter(|n| !n.is_empty()) {
+        let n = PathBuf::from(n);
+        return if n.exists() { Ok(Some(n)) } else { Err(format!("{TS_SDK_NODE}={} does not exist", n.display())) };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    Ok(std::env::split_paths(&path).map(|d| d.join("node")).find(|n| n.is_file()))
 }
 
 /// Runs one scenario through a shim on every version and applies the

@@ -27,6 +27,8 @@ pub struct Options {
     pub fork_session: bool,
     pub session_id: Option<String>,
     pub model: Option<String>,
+    /// Wait for the host's initialize before anything else (TS SDK).
+    pub await_initialize: bool,
     pub version: bool,
     pub help: bool,
     /// Flags accepted and recorded but without effect in the fake.
@@ -73,6 +75,7 @@ const FLAGS: &[(&[&str], &str, Kind)] = &[
     (&["--replay-user-messages"], "--replay-user-messages", Kind::Bool),
     (&["-d", "--debug"], "-d, --debug [filter]", Kind::OptionalValue),
     (&["--mcp-debug"], "--mcp-debug", Kind::Bool),
+    (&["--await-initialize"], "--await-initialize", Kind::Bool),
     (&["-v", "--version"], "-v, --version", Kind::Bool),
     (&["-h", "--help"], "-h, --help", Kind::Bool),
 ];
@@ -185,6 +188,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "--fork-session" => o.fork_session = true,
             "--session-id" => o.session_id = one(),
             "--model" => o.model = one(),
+            "--await-initialize" => o.await_initialize = true,
             "--version" => o.version = true,
             "--help" => o.help = true,
             _ => o.ignored.push(canonical.to_string()),

@@ -78,6 +78,12 @@ pub fn load_mcp_configs(
     }
 }
 
+/// The `mcpServers` record an SDK host sends in its initialize request,
+/// read like an `--mcp-config` document's (source "dynamic", as measured).
+pub fn servers_of_record(record: &Value, env: &BTreeMap<String, String>, profile: &Profile) -> Result<Vec<ServerConfig>, Vec<String>> {
+    parse_servers(&serde_json::json!({"mcpServers": record}), "dynamic", env, profile)
+}
+
 /// The `mcpServers` record of one config document.
 fn parse_servers(doc: &Value, source: &'static str, env: &BTreeMap<String, String>, profile: &Profile) -> Result<Vec<ServerConfig>, Vec<String>> {
     let servers = doc.get("mcpServers").unwrap_or(&Value::Null);

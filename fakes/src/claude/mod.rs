@@ -9,10 +9,12 @@
 pub mod cli;
 pub mod config;
 mod output;
+mod host;
 mod process;
 pub mod profile;
 pub mod render;
 mod resume;
+pub mod sdk;
 pub mod rules;
 mod servers;
 mod session;

@@ -33,7 +33,7 @@ impl Output {
         }
     }
 
-    fn line(&mut self, msg: &Value) {
+    pub(super) fn line(&mut self, msg: &Value) {
         self.rec.record(&json!({"dir": "out", "msg": msg}));
         let mut lock = self.stdout.lock();
         let _ = writeln!(lock, "{msg}");

@@ -39,11 +39,16 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
         out.text("Usage: claude [options] [command] [prompt]\n\nClaude Code (fake) - print mode only: claude -p PROMPT");
         return 0;
     }
-    if !opts.print {
+    // The Agent SDKs pass no -p: stream-json input is print mode of its own.
+    let sdk = opts.input_format.as_deref() == Some("stream-json");
+    if !opts.print && !sdk {
         return fail(&rec, "fake-claude: only print mode (-p/--print) is simulated", 2);
     }
-    if opts.input_format.as_deref() == Some("stream-json") {
-        return fail(&rec, "fake-claude: --input-format stream-json (SDK host mode) is not simulated", 2);
+    if sdk && !profile.simulates_sdk_host() {
+        return fail(&rec, &format!("fake-claude: --input-format stream-json (SDK host mode) is not simulated on {} (not measured)", profile.version), 2);
+    }
+    if sdk && out.format != "stream-json" {
+        return fail(&rec, profile::SDK_INPUT_NEEDS_STREAM_OUTPUT, 1);
     }
     if out.format == "stream-json" && !opts.verbose {
         return fail(&rec, profile::STREAM_JSON_NEEDS_VERBOSE, 1);
@@ -97,7 +102,11 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
             return code;
         }
     };
-    let prompt = match opts.positionals.first() {
+    let launch = Launch { profile, rec: rec.clone(), env, rules, mode, session_id, opts, cwd, locations, global_config };
+    if sdk {
+        return super::sdk::run(launch, out, dynamic, script, state);
+    }
+    let prompt = match launch.opts.positionals.first() {
         Some(p) => p.clone(),
         None => {
             let mut text = String::new();
@@ -108,71 +117,14 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
     if prompt.trim().is_empty() {
         return fail(&rec, profile::NO_PROMPT, 1);
     }
-
-    let turn = state.next_turn;
-    state.next_turn += 1;
-    if !state.sessions.contains(&session_id) {
-        state.sessions.push(session_id.clone());
-    }
-    // A forked session starts its own count (unmeasured).
-    let prompt_number = {
-        let n = state.prompts.entry(session_id.clone()).or_default();
-        *n += 1;
-        *n
-    };
-    script.save_state(&state);
-    rec.record(&json!({"event": "turn", "index": turn, "session_id": session_id, "prompt": prompt, "permission_mode": mode}));
-
-    let mut configs: Vec<ServerConfig> = Vec::new();
-    if !opts.strict_mcp_config {
-        configs.extend(config::user_servers(&global_config, &cwd, &env, &profile));
-    }
-    for s in dynamic {
-        configs.retain(|o| o.name != s.name);
-        configs.push(s);
-    }
-    let project_dir = locations.config_dir.join("projects").join(cwd.display().to_string().replace(['/', '.'], "-"));
-    let blob_dir = project_dir.join(&session_id).join("tool-results");
-    let started = Instant::now();
-    let servers = Servers::connect(profile, configs, &env, &cwd, &rec);
-    let mut session = Session {
-        profile,
-        rec: rec.clone(),
-        out,
-        env,
-        rules,
-        mode,
-        session_id,
-        prompt_tool: opts.permission_prompt_tool.clone(),
-        model: opts.model.clone().unwrap_or_else(|| profile.default_model().to_string()),
-        servers,
-        denials: Vec::new(),
-        api_calls: 0,
-        prompt_number,
-        tool_uses: 0,
-        started,
-        blob_dir,
-        project_dir,
-        cwd,
-        builtins: Vec::new(),
-        loaded: Default::default(),
-    };
-    session.init(opts.tools.as_deref());
+    let (turn, prompt_number) = next_turn(&script, &mut state, &launch.session_id);
+    rec.record(&json!({"event": "turn", "index": turn, "session_id": launch.session_id, "prompt": prompt, "permission_mode": launch.mode}));
+    let mut session = launch.connect(out, dynamic);
+    session.prompt_number = prompt_number;
+    session.init(launch.opts.tools.as_deref());
     let actions = script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default();
-    for action in actions {
-        match action {
-            Action::ToolCall { step, server, tool, arguments } => {
-                if let Err(fatal) = session.tool_call(step, &server, &tool, &arguments) {
-                    return fail(&rec, &fatal, 1);
-                }
-            }
-            Action::Request { step, request, .. } => {
-                rec.record(&json!({"event": "unsupported", "step": step, "kind": "request", "request": request}));
-            }
-            Action::Raw { step, method, .. } => {
-                rec.record(&json!({"event": "unsupported", "step": step, "kind": "raw", "method": method}));
-            }
-        }
+    if let Err(fatal) = play(&mut session, actions) {
+        return fail(&rec, &fatal, 1);
     }
     // The real CLI prints its result, then works through its exit before it
     // kills its servers (without EOF): a driver that kills it once it has
@@ -184,13 +136,109 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
     0
 }
 
+/// What every turn of a process shares: the command line, the config read
+/// and the session chosen.
+pub struct Launch {
+    pub profile: Profile,
+    pub rec: Recorder,
+    pub env: BTreeMap<String, String>,
+    pub rules: super::rules::Rules,
+    pub mode: String,
+    pub session_id: String,
+    pub opts: Options,
+    pub cwd: PathBuf,
+    pub locations: Locations,
+    pub global_config: Value,
+}
+
+impl Launch {
+    /// Connects the configured servers (`dynamic`: --mcp-config, or the
+    /// SDK's initialize request) and makes the session.
+    pub fn connect(&self, out: Output, dynamic: Vec<ServerConfig>) -> Session {
+        let mut configs: Vec<ServerConfig> = Vec::new();
+        if !self.opts.strict_mcp_config {
+            configs.extend(config::user_servers(&self.global_config, &self.cwd, &self.env, &self.profile));
+        }
+        for s in dynamic {
+            configs.retain(|o| o.name != s.name);
+            configs.push(s);
+        }
+        let project_dir = self.locations.config_dir.join("projects").join(self.cwd.display().to_string().replace(['/', '.'], "-"));
+        let blob_dir = project_dir.join(&self.session_id).join("tool-results");
+        let started = Instant::now();
+        let servers = Servers::connect(self.profile, configs, &self.env, &self.cwd, &self.rec);
+        Session {
+            profile: self.profile,
+            rec: self.rec.clone(),
+            out,
+            env: self.env.clone(),
+            rules: self.rules.clone(),
+            mode: self.mode.clone(),
+            session_id: self.session_id.clone(),
+            prompt_tool: self.opts.permission_prompt_tool.clone(),
+            model: self.opts.model.clone().unwrap_or_else(|| self.profile.default_model().to_string()),
+            servers,
+            denials: Vec::new(),
+            api_calls: 0,
+            prompt_number: 0,
+            tool_uses: 0,
+            started,
+            blob_dir,
+            project_dir,
+            cwd: self.cwd.clone(),
+            builtins: Vec::new(),
+            loaded: Default::default(),
+            host: None,
+            interrupted: false,
+        }
+    }
+}
+
+/// Takes the script's next turn for this session: (turn index, the
+/// prompt's number in the session).
+pub fn next_turn(script: &Script, state: &mut State, session_id: &str) -> (usize, usize) {
+    let turn = state.next_turn;
+    state.next_turn += 1;
+    if !state.sessions.iter().any(|s| s == session_id) {
+        state.sessions.push(session_id.to_string());
+    }
+    // A forked session starts its own count (unmeasured).
+    let prompt_number = {
+        let n = state.prompts.entry(session_id.to_string()).or_default();
+        *n += 1;
+        *n
+    };
+    script.save_state(state);
+    (turn, prompt_number)
+}
+
+/// Plays one turn's scripted actions; Err: the process must stop (exit 1)
+/// with this stderr line. A host's deny with interrupt ends the turn.
+pub fn play(session: &mut Session, actions: Vec<Action>) -> Result<(), String> {
+    for action in actions {
+        if session.interrupted || session.host.as_ref().is_some_and(|h| h.ended().is_some()) {
+            break;
+        }
+        match action {
+            Action::ToolCall { step, server, tool, arguments } => session.tool_call(step, &server, &tool, &arguments)?,
+            Action::Request { step, request, .. } => {
+                session.rec.record(&json!({"event": "unsupported", "step": step, "kind": "request", "request": request}));
+            }
+            Action::Raw { step, method, .. } => {
+                session.rec.record(&json!({"event": "unsupported", "step": step, "kind": "raw", "method": method}));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// How long the fake takes from its result to stopping its servers; the
 /// real CLI's exit (a Node process) takes longer than a driver takes to
 /// kill it after reading the result.
-const EXIT_WORK: std::time::Duration = std::time::Duration::from_millis(300);
+pub const EXIT_WORK: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// Prints a message on stderr, records it, and gives the exit code.
-fn fail(rec: &Recorder, message: &str, code: i32) -> i32 {
+pub fn fail(rec: &Recorder, message: &str, code: i32) -> i32 {
     warn(rec, message);
     code
 }

@@ -109,6 +109,13 @@ impl Profile {
         }
     }
 
+    /// SDK host mode (`--input-format stream-json`, control protocol) is
+    /// simulated where it was measured: 2.1.332, which the Python Agent SDK
+    /// bundles. 2.1.266 was never run that way.
+    pub fn simulates_sdk_host(&self) -> bool {
+        self.version.at_least(2, 1, 332)
+    }
+
     /// The model name init reports when `--model` is not given.
     pub fn default_model(&self) -> &'static str {
         if self.version.at_least(2, 1, 332) {
@@ -281,6 +288,11 @@ const CAPABILITIES_332: [&str; 23] = [
     "voice_call_talk_line_v1", "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1",
     "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1", "silent_resend_files_v1",
 ];
+/// The SDK protocol capabilities the initialize answer announces (2.1.332).
+pub const INITIALIZE_CAPABILITIES: [&str; 8] = [
+    "ui_surface_v1", "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
+    "voice_call_talk_line_v1", "ui_pane_widget_v1", "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1",
+];
 /// Print mode without an opt-in runs without fast mode.
 pub const FAST_MODE_DISABLED_REASON: &str = "sdk_opt_in_required";
 
@@ -288,6 +300,20 @@ pub const FAST_MODE_DISABLED_REASON: &str = "sdk_opt_in_required";
 
 /// `--output-format stream-json` in print mode without `--verbose`.
 pub const STREAM_JSON_NEEDS_VERBOSE: &str = "Error: When using --print, --output-format=stream-json requires --verbose";
+/// `--input-format stream-json` with another output format.
+pub const SDK_INPUT_NEEDS_STREAM_OUTPUT: &str = "Error: --input-format=stream-json requires output-format=stream-json.";
+/// `--await-initialize` and a first stdin line that is JSON but not initialize.
+pub const AWAIT_INIT_OTHER: &str =
+    "Error: --await-initialize requires the initialize control request as the first stdin line, and the first line is a different message.";
+/// `--await-initialize` and a first stdin line that is not JSON.
+pub const AWAIT_INIT_NOT_JSON: &str =
+    "Error: --await-initialize requires the initialize control request as the first stdin line, and the first line is not valid JSON.";
+/// The modes `set_permission_mode` takes, as its error lists them.
+pub const SDK_PERMISSION_MODES: [&str; 6] = ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"];
+/// The tool result of a call the SDK host denied with `interrupt: true`.
+pub const REJECTED_STOP: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+/// The user message that follows it.
+pub const INTERRUPTED_FOR_TOOL_USE: &str = "[Request interrupted by user for tool use]";
 /// `--dangerously-skip-permissions` as root outside a sandbox.
 pub const ROOT_SKIPS_PERMISSIONS: &str =
     "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons";

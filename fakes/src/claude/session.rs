@@ -15,6 +15,8 @@ use super::render::{self, BlobDir, Rendered};
 use super::rules::{self, ModeDenial, PromptAnswer, Rules, Verdict};
 use super::servers::Servers;
 use super::stream::{self, Place};
+use super::host::Host;
+use super::sdk::{self, HostAnswer};
 use super::uuid::new_uuid;
 use crate::wire::Recorder;
 
@@ -45,6 +47,10 @@ pub struct Session {
     pub builtins: Vec<&'static str>,
     /// Deferred tools ToolSearch loaded in this process.
     pub loaded: BTreeSet<String>,
+    /// The SDK host, when prompts go to it (`--permission-prompt-tool stdio`).
+    pub host: Option<std::rc::Rc<Host>>,
+    /// The host denied a call with `interrupt: true`: the turn ends there.
+    pub interrupted: bool,
 }
 
 struct CallOutcome {
@@ -220,6 +226,14 @@ impl Session {
             json!({"tool_use_id": id, "type": "tool_result", "content": outcome.rendered.content})
         };
         self.user(block, outcome.rendered.tool_use_result.clone(), outcome.meta.clone());
+        if self.interrupted {
+            let text = json!({"type": "text", "text": profile::INTERRUPTED_FOR_TOOL_USE});
+            let msg = json!({
+                "type": "user", "message": {"role": "user", "content": [text]}, "parent_tool_use_id": null,
+                "session_id": self.session_id, "timestamp": stream::timestamp(), "uuid": new_uuid(),
+            });
+            self.out.event(msg);
+        }
         if outcome.denial {
             self.denials.push(json!({"tool_name": name, "tool_use_id": id, "tool_input": arguments}));
         }
@@ -286,6 +300,9 @@ impl Session {
                 o.denied_event = Some(extra);
                 o.meta = Some(meta);
                 (o, None)
+            }
+            Verdict::Gated if self.host.is_some() && self.prompt_tool.as_deref() == Some("stdio") => {
+                (self.ask_host(server, tool, name, id, arguments, &rejected_meta, &decision_meta), None)
             }
             Verdict::Gated => match self.prompt_tool.clone() {
                 None => {
@@ -360,6 +377,57 @@ impl Session {
         (o, None)
     }
 
+    /// A gated call put to the SDK host as a `can_use_tool` control request.
+    #[allow(clippy::too_many_arguments)]
+    fn ask_host(
+        &mut self,
+        server: &str,
+        tool: &str,
+        name: &str,
+        id: &str,
+        arguments: &Value,
+        rejected_meta: &dyn Fn(&str, Value) -> Value,
+        decision_meta: &dyn Fn(Value) -> Value,
+    ) -> CallOutcome {
+        let source = self.servers.iter().find(|s| s.config.name == server).map_or("dynamic", |s| s.config.source);
+        let request = sdk::can_use_tool(server, source, tool, name, id, arguments);
+        self.session_state("requires_action");
+        let reply = match self.host.as_ref() {
+            Some(host) => host.ask(&mut self.out, request, &mut sdk::answer_while_waiting).ok(),
+            None => None,
+        };
+        self.session_state("running");
+        let answer = sdk::parse_answer(reply.as_ref());
+        self.rec.record(&json!({"event": "permission_prompt", "tool_use_id": id, "prompt_tool": "stdio", "reply": reply}));
+        let mut o = match answer {
+            HostAnswer::Allow { updated_input } => {
+                let input = updated_input.unwrap_or_else(|| arguments.clone());
+                let mut o = self.run_tool(server, tool, id, &input);
+                o.meta = self.profile.reports_permission_decision().then(|| decision_meta(json!({"decision": "accept", "source": "user_temporary"})));
+                o.answer = json!("allow");
+                o
+            }
+            HostAnswer::Deny { message, interrupt } => {
+                // With interrupt the host's message is not used (measured).
+                let text = if interrupt { profile::REJECTED_STOP.to_string() } else { message };
+                let mut o = CallOutcome::refused("prompt", Rendered::error(text));
+                o.meta = Some(rejected_meta("permission-rule", json!({"decision": "reject", "source": "user_reject"})));
+                o.answer = json!("deny");
+                self.interrupted = interrupt;
+                o
+            }
+            HostAnswer::Invalid => {
+                let mut o = CallOutcome::refused("prompt", Rendered::error(self.profile.invalid_prompt_answer_text()));
+                o.meta = Some(rejected_meta("permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "other"})));
+                o.answer = json!("invalid");
+                o
+            }
+        };
+        o.decision = "prompt";
+        o.prompted = true;
+        o
+    }
+
     fn run_tool(&mut self, server: &str, tool: &str, id: &str, arguments: &Value) -> CallOutcome {
         let name = rules::tool_name(server, tool);
         let timeout_ms = self.servers.timeout_ms(server);
@@ -392,6 +460,9 @@ impl Session {
     }
 
     pub fn finish(&mut self) {
+        if self.interrupted {
+            return self.finish_interrupted();
+        }
         let text = "Done.";
         self.assistant(json!([{"type": "text", "text": text}]), None);
         let mut result = json!({
@@ -399,6 +470,33 @@ impl Session {
             "duration_ms": self.started.elapsed().as_millis() as u64,
             "num_turns": self.api_calls, "result": text, "stop_reason": "end_turn", "session_id": self.session_id,
             "permission_denials": self.denials, "terminal_reason": "completed", "uuid": new_uuid(),
+        });
+        if let Some(r) = result.as_object_mut() {
+            r.extend(stream::result_fields(&self.profile, &self.model, self.api_calls));
+        }
+        self.out.result(result);
+    }
+}
+
+impl Session {
+    /// A session state change, told only to an SDK host that reads them
+    /// (CLAUDE_CODE_SDK_READS_SESSION_STATE non-empty, as both SDKs set it;
+    /// read in 2.1.332's source, seen on its wire).
+    pub fn session_state(&mut self, state: &str) {
+        if self.host.is_some() && self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_some_and(|v| !v.is_empty()) {
+            let event = json!({"type": "system", "subtype": "session_state_changed", "state": state, "sdk_host_only": true, "session_id": self.session_id, "uuid": new_uuid()});
+            self.out.event(event);
+        }
+    }
+
+    /// The result of a turn the host ended by denying with interrupt: no
+    /// further model request (measured on 2.1.334 through the TS SDK).
+    fn finish_interrupted(&mut self) {
+        let mut result = json!({
+            "type": "result", "subtype": "error_during_execution", "is_error": true,
+            "duration_ms": self.started.elapsed().as_millis() as u64,
+            "num_turns": self.api_calls, "result": null, "stop_reason": "tool_use", "session_id": self.session_id,
+            "permission_denials": self.denials, "terminal_reason": "aborted_tools", "uuid": new_uuid(),
         });
         if let Some(r) = result.as_object_mut() {
             r.extend(stream::result_fields(&self.profile, &self.model, self.api_calls));

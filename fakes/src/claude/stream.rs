@@ -85,7 +85,7 @@ pub fn tool_use_meta(profile: &Profile, id: &str, tool_name: &str, tool: Option<
 
 /// `read_file` -> `Read File`; `notes.append` -> `Notes Append` (measured
 /// on 2.1.332).
-fn display_name(tool: &str) -> String {
+pub(super) fn display_name(tool: &str) -> String {
     let words = tool.split(['_', '-', ' ', '.']).filter(|w| !w.is_empty());
     let capitalized = words.map(|w| {
         let mut c = w.chars();

@@ -3,11 +3,12 @@
 //! records derived from a real run so the judge reads it exactly like a
 //! fake's transcript.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use fakes::claude::profile::{model_tool_name, sanitize_name, NOT_GRANTED, NO_SUCH_TOOL};
 use fakes::claude::rules::{parse_prompt_answer, PromptAnswer};
+use fakes::claude::sdk;
 use fakes::version::Version;
 use fakes::wire::{process_of, read_jsonl, PROCESS};
 use serde_json::{json, Value};
@@ -131,17 +132,25 @@ fn prompt_answers(wire: &[Value]) -> Option<BTreeMap<String, Value>> {
     let mut tools: BTreeMap<String, Option<String>> = BTreeMap::new();
     for e in wire.iter().filter(|e| e["event"] == "launch") {
         let argv: Vec<&str> = e["argv"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        let tool = argv.windows(2).find(|w| w[0] == "--permission-prompt-tool").map(|w| w[1].to_string());
+        // Both forms: `--permission-prompt-tool T` and the Agent SDK's `=T`.
+        let tool = argv.iter().enumerate().find_map(|(i, a)| match a.strip_prefix("--permission-prompt-tool") {
+            Some("") => argv.get(i + 1).map(|t| t.to_string()),
+            Some(rest) => rest.strip_prefix('=').map(String::from),
+            None => None,
+        });
         tools.insert(process_of(e).to_string(), tool);
     }
+    // `stdio`: the SDK host is asked with can_use_tool on the relayed wire.
+    let stdio: BTreeSet<String> = tools.iter().filter(|(_, t)| t.as_deref() == Some("stdio")).map(|(pid, _)| pid.clone()).collect();
+    tools.retain(|pid, _| !stdio.contains(pid));
     let proxied: Vec<&Value> = wire.iter().filter(|e| e["event"] == "proxied").collect();
     // The CLI names the prompt tool as it renames every MCP tool.
     let server_of = |e: &Value| sanitize_name(e["server"].as_str().unwrap_or(""));
     let seen = |pid: &str, tool: &str| proxied.iter().any(|e| process_of(e).to_string() == pid && tool.starts_with(&format!("mcp__{}__", server_of(e))));
-    if tools.is_empty() || tools.iter().any(|(pid, t)| t.as_deref().is_some_and(|t| !seen(pid, t))) {
+    if (tools.is_empty() && stdio.is_empty()) || tools.iter().any(|(pid, t)| t.as_deref().is_some_and(|t| !seen(pid, t))) {
         return None;
     }
-    let mut answers = BTreeMap::new();
+    let mut answers = host_answers(wire, &stdio);
     for call in proxied.iter().filter(|e| e["dir"] == "c2s" && e["msg"]["method"] == "tools/call") {
         let pid = process_of(call).to_string();
         let name = model_tool_name(call["server"].as_str().unwrap_or(""), call["msg"]["params"]["name"].as_str().unwrap_or(""));
@@ -157,6 +166,27 @@ fn prompt_answers(wire: &[Value]) -> Option<BTreeMap<String, Value>> {
         answers.insert(use_id.to_string(), json!(answer));
     }
     Some(answers)
+}
+
+/// What SDK hosts answered the `can_use_tool` requests of the processes in
+/// `pids` (launched with `--permission-prompt-tool stdio`), by tool use id.
+fn host_answers(wire: &[Value], pids: &BTreeSet<String>) -> BTreeMap<String, Value> {
+    let mut answers = BTreeMap::new();
+    let mine = |e: &&Value| pids.contains(&process_of(e).to_string());
+    for ask in wire.iter().filter(mine).filter(|e| e["dir"] == "s2c" && e["msg"]["type"] == "control_request") {
+        let request = &ask["msg"]["request"];
+        let Some(use_id) = request["tool_use_id"].as_str().filter(|_| request["subtype"] == "can_use_tool") else { continue };
+        let reply = wire.iter().find(|r| {
+            r["dir"] == "c2s" && process_of(r) == process_of(ask) && r["msg"]["type"] == "control_response" && r["msg"]["response"]["request_id"] == ask["msg"]["request_id"]
+        });
+        let answer = match sdk::parse_answer(reply.map(|r| &r["msg"]["response"])) {
+            sdk::HostAnswer::Allow { .. } => "allow",
+            sdk::HostAnswer::Deny { .. } => "deny",
+            sdk::HostAnswer::Invalid => "invalid",
+        };
+        answers.insert(use_id.to_string(), json!(answer));
+    }
+    answers
 }
 
 /// Without the prompt tool's own calls: `tool_result_meta` (2.1.332 on)
