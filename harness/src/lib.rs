@@ -7,9 +7,10 @@
 //! parallel, into `reports`) -> [`recordings`] (the fakes replayed against
 //! recordings of the real CLIs). The drivers under test sit beside it:
 //! [`driver`] (the trait), [`reference`], [`mutants`], [`shim`], chosen by
-//! [`source`].
+//! [`source`]; a shim runs under a per-trial supervisor ([`contain`]).
 
 pub mod bench;
+pub mod contain;
 pub mod driver;
 pub mod limits;
 pub mod mutants;

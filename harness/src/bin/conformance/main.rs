@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Some("fake-mcp") => return exit(fakes::mcp::main_with_args(args[1..].to_vec())),
         Some("fake-claude") => return exit(fakes::claude::main_with_args(args[1..].to_vec())),
         Some("relay") => return exit(fakes::relay::main_with_args(args[1..].to_vec())),
+        Some("supervise") => return exit(harness::contain::supervise(args[1..].to_vec())),
         _ => {}
     }
     let matches = match Cli::command().try_get_matches_from(std::env::args_os()) {
@@ -60,8 +61,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Shim { driver }) => {
-            let source = harness::source::DriverSource::Builtin(driver);
-            let mut driver = match source.make() {
+            let mut driver = match harness::source::DriverSource::builtin(&driver) {
                 Ok(d) => d,
                 Err(e) => return bad(&e.message),
             };
