@@ -207,8 +207,13 @@ impl ShimDriver {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let deadline = Instant::now() + crate::limits::trial_timeout();
         loop {
-            let line = match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            let wait = deadline.saturating_duration_since(Instant::now()).min(crate::stop::POLL);
+            let line = match self.lines.recv_timeout(wait) {
                 Ok(l) => l,
+                Err(RecvTimeoutError::Timeout) if crate::stop::requested() => {
+                    return Err(self.fail("interrupted", format!("the run was interrupted during `{method}`")))
+                }
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => continue,
                 Err(RecvTimeoutError::Timeout) => return Err(self.fail("timeout", format!("no answer to `{method}` in time"))),
                 Err(RecvTimeoutError::Disconnected) => Line::Eof,
             };
