@@ -173,6 +173,8 @@ fn leaked_secrets_are_caught_and_never_reported() {
         .args(["run", "--filter", "claude-bearer-secret", "--version", "2.1.332", "--driver", "mutant:secret-inline"])
         .args(["--tap", tap.to_str().unwrap(), "--junit", junit.to_str().unwrap(), "--matrix", html.to_str().unwrap()])
         .env("CONFORMANCE_KEEP", "1")
+        // Every kept run directory (one per tool search mode) goes with `dir`.
+        .env("TMPDIR", dir.path())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
@@ -186,7 +188,6 @@ fn leaked_secrets_are_caught_and_never_reported() {
         assert!(!std::fs::read_to_string(report).unwrap().contains(secret.trim()), "{}", report.display());
     }
     assert!(!text.contains(secret.trim()));
-    let _ = std::fs::remove_dir_all(kept);
 }
 
 /// A shim that says a secret it was handed (in an error, an event, or on
@@ -208,6 +209,7 @@ fn secrets_a_shim_says_are_caught_and_redacted() {
             .args(["--tap", tap.to_str().unwrap(), "--junit", junit.to_str().unwrap(), "--matrix", html.to_str().unwrap()])
             .env("CONFORMANCE_TRIAL_TIMEOUT", "5")
             .env("CONFORMANCE_KEEP", "1")
+            .env("TMPDIR", dir.path())
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
@@ -229,6 +231,5 @@ fn secrets_a_shim_says_are_caught_and_redacted() {
         for report in [&tap, &junit, &html] {
             assert!(!std::fs::read_to_string(report).unwrap().contains(secret), "{mode}: {}", report.display());
         }
-        let _ = std::fs::remove_dir_all(kept);
     }
 }
