@@ -7,9 +7,11 @@
 //! parallel, into `reports`) -> [`recordings`] (the fakes replayed against
 //! recordings of the real CLIs). The drivers under test sit beside it:
 //! [`driver`] (the trait), [`reference`], [`mutants`], [`shim`], chosen by
-//! [`source`].
+//! [`source`]; a shim runs under a per-trial supervisor ([`contain`]), and
+//! [`stop`] ends a run in order on SIGINT or SIGTERM.
 
 pub mod bench;
+pub mod contain;
 pub mod driver;
 pub mod fuzzing;
 pub mod limits;
@@ -23,5 +25,6 @@ pub mod scenario;
 pub mod schema;
 pub mod shim;
 pub mod source;
+pub mod stop;
 pub mod trial;
 pub mod verdict;

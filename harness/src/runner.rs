@@ -65,7 +65,8 @@ pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn
         .flatten()
         .map(|t| verdict::redact(&t, &obs.run.secrets));
     let capture = fidelity::capture(&obs.run.path, &obs, &fakes.mcp);
-    if crate::limits::keep_run_dir(verdict.failed()) {
+    // An interrupted trial's failure is ours, not the driver's.
+    if crate::limits::keep_run_dir(verdict.failed() && !crate::stop::requested()) {
         if let Some(dir) = obs.run.dir.take() {
             eprintln!("kept run directory {} ({})", dir.keep().display(), plan::trial_name(scenario, target));
         }
@@ -75,7 +76,7 @@ pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn
 
 /// Runs one planned trial with a fresh driver; Err if the driver cannot start.
 pub fn run_one(trial: &Trial, fakes: &Fakes) -> Result<Outcome, Failure> {
-    let mut driver = trial.driver.make()?;
+    let mut driver = trial.driver.make(fakes)?;
     Ok(run_with(&trial.scenario, trial.target, driver.as_mut(), fakes))
 }
 
@@ -107,12 +108,19 @@ pub fn record(trial: &Trial, verdict: &Verdict, stderr: Option<&str>, seconds: f
 /// order. A driver that cannot even start fails its trials as not testable,
 /// with the reason; after its first failure the rest fail at once instead of
 /// each waiting for it again, and every other driver's results stand.
+///
+/// Once the run is stopped ([`crate::stop`]) no trial starts, and those are
+/// left out; a trial that failed while it was stopped is `Interrupted`, not
+/// a failure of the driver.
 pub fn run_all(trials: &[Trial], fakes: &Fakes, jobs: usize, mut progress: impl FnMut(&reports::Trial)) -> Vec<reports::Trial> {
     let broken: Mutex<BTreeMap<String, Failure>> = Mutex::new(BTreeMap::new());
-    crate::pool::map_ordered(
+    let records = crate::pool::map_ordered(
         trials,
         jobs,
         |t| {
+            if crate::stop::requested() {
+                return None;
+            }
             let started = Instant::now();
             let label = t.driver.label();
             let known = broken.lock().ok().and_then(|b| b.get(&label).cloned());
@@ -129,10 +137,21 @@ pub fn run_all(trials: &[Trial], fakes: &Fakes, jobs: usize, mut progress: impl 
                     }
                 },
             };
-            record(t, &verdict, stderr.as_deref(), started.elapsed().as_secs_f64())
+            let mut r = record(t, &verdict, stderr.as_deref(), started.elapsed().as_secs_f64());
+            if r.outcome == reports::Outcome::Fail && crate::stop::requested() {
+                r.outcome = reports::Outcome::Interrupted;
+                r.note = Some("the run was stopped while this trial ran; no verdict".into());
+                r.mismatches.clear();
+            }
+            Some(r)
         },
-        |_, r| progress(r),
-    )
+        |_, r| {
+            if let Some(r) = r {
+                progress(r)
+            }
+        },
+    );
+    records.into_iter().flatten().collect()
 }
 
 fn not_started(e: &Failure, again: bool) -> Verdict {

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -14,6 +14,7 @@ use fakes::wire::{read_line, Line, MAX_LINE};
 use serde_json::{json, Value};
 
 use crate::driver::{Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, TurnOutput};
+use crate::trial::FakeCommand;
 
 pub const PROTOCOL: u64 = 1;
 pub const SCHEMA: &str = include_str!("../../docs/driver-protocol.schema.json");
@@ -143,19 +144,16 @@ pub fn stderr_tail(run_dir: &std::path::Path, lines: usize) -> Option<String> {
 }
 
 impl ShimDriver {
-    /// Starts `command` (program and arguments) and says hello.
-    pub fn start(command: &[String]) -> Result<ShimDriver, Failure> {
+    /// Starts `command` (program and arguments) under its own supervisor
+    /// (see [`crate::contain`]) and says hello. The thread that starts it
+    /// must be the one that drops it: the supervisor ends with that thread.
+    pub fn start(command: &[String], supervisor: &FakeCommand) -> Result<ShimDriver, Failure> {
         let (program, args) = command.split_first().ok_or_else(|| Failure::new("shim-error", "empty shim command"))?;
         let stderr_dir = tempfile::tempdir().map_err(|e| Failure::new("harness-error", e.to_string()))?;
         let stderr_path = stderr_dir.path().join("stderr");
         let stderr = std::fs::File::create(&stderr_path).map_err(|e| Failure::new("harness-error", e.to_string()))?;
-        let mut cmd = Command::new(program);
-        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::CommandExt;
-            cmd.process_group(0); // so its children can be killed with it
-        }
+        let mut cmd = crate::contain::command(supervisor, program, args);
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
         let mut child = cmd.spawn().map_err(|e| Failure::new("shim-error", format!("cannot start shim `{program}`: {e}")))?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().ok_or_else(|| Failure::new("shim-error", "no stdout"))?;
@@ -213,8 +211,13 @@ impl ShimDriver {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let deadline = Instant::now() + crate::limits::trial_timeout();
         loop {
-            let line = match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            let wait = deadline.saturating_duration_since(Instant::now()).min(crate::stop::POLL);
+            let line = match self.lines.recv_timeout(wait) {
                 Ok(l) => l,
+                Err(RecvTimeoutError::Timeout) if crate::stop::requested() => {
+                    return Err(self.fail("interrupted", format!("the run was interrupted during `{method}`")))
+                }
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => continue,
                 Err(RecvTimeoutError::Timeout) => return Err(self.fail("timeout", format!("no answer to `{method}` in time"))),
                 Err(RecvTimeoutError::Disconnected) => Line::Eof,
             };
@@ -292,24 +295,16 @@ impl ShimDriver {
         self.fail("shim-exited", format!("{what} ({code}); stderr: {tail}"))
     }
 
-    /// Kills the shim's whole process group (its provider children too),
-    /// once. `--` matters: procps reads `kill -9 -PID` as `kill -9 -1`.
+    /// Ends the shim and everything it started (its supervisor kills the
+    /// whole tree), once.
     fn kill(&mut self) {
         self.stdin = None;
         if self.killed {
             return;
         }
         self.killed = true;
+        crate::contain::end(&mut self.child);
         self.record.stderr(&self.stderr_path);
-        #[cfg(unix)]
-        {
-            let _ = Command::new("kill")
-                .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
-                .stderr(Stdio::null())
-                .status();
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

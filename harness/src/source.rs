@@ -4,6 +4,7 @@
 use crate::driver::{Driver, Failure};
 use crate::mutants::mutants;
 use crate::reference::{ReferenceDriver, FAIL_CLOSED};
+use crate::trial::Fakes;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DriverSource {
@@ -33,13 +34,21 @@ impl DriverSource {
         }
     }
 
-    /// A fresh driver for one trial.
-    pub fn make(&self) -> Result<Box<dyn Driver>, Failure> {
+    /// A fresh driver for one trial; a shim starts under the supervisor
+    /// `fakes` names.
+    pub fn make(&self, fakes: &Fakes) -> Result<Box<dyn Driver>, Failure> {
         match self {
-            DriverSource::Shim(cmd) => Ok(Box::new(crate::shim::ShimDriver::start(cmd)?)),
-            DriverSource::Builtin(name) if name == "reference" => Ok(Box::new(ReferenceDriver::new())),
-            DriverSource::Builtin(name) if name == FAIL_CLOSED => Ok(Box::new(ReferenceDriver::fail_closed())),
-            DriverSource::Builtin(name) => {
+            DriverSource::Shim(cmd) => Ok(Box::new(crate::shim::ShimDriver::start(cmd, &fakes.supervise)?)),
+            DriverSource::Builtin(name) => DriverSource::builtin(name),
+        }
+    }
+
+    /// The built-in driver `name`, in process.
+    pub fn builtin(name: &str) -> Result<Box<dyn Driver>, Failure> {
+        match name {
+            "reference" => Ok(Box::new(ReferenceDriver::new())),
+            FAIL_CLOSED => Ok(Box::new(ReferenceDriver::fail_closed())),
+            _ => {
                 let wanted = name.strip_prefix("mutant:").unwrap_or(name);
                 mutants()
                     .into_iter()

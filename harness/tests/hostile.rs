@@ -10,17 +10,27 @@ const CLI: &str = env!("CARGO_BIN_EXE_conformance");
 
 /// Runs one trial with the hostile shim in `mode`: (exit code, output, pids it left).
 fn run(mode: &str) -> (Option<i32>, String, Vec<u32>) {
+    run_shim(mode, "3", &["--version", "0.171.0"])
+}
+
+/// Runs the hostile shim with `args` (its mode first) under a trial limit of
+/// `timeout` seconds, with `extra` run arguments. A run over 20 s fails:
+/// with a limit above that, it shows no trial waited for its limit.
+fn run_shim(args: &str, timeout: &str, extra: &[&str]) -> (Option<i32>, String, Vec<u32>) {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
     let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims/hostile.py");
     let started = Instant::now();
     let out = Command::new(CLI)
-        .args(["run", "--filter", "approve-tool-runs-without-prompt", "--version", "0.171.0", "--driver-cmd"])
-        .arg(format!("python3 {} {mode}", shim.display()))
-        .env("CONFORMANCE_TRIAL_TIMEOUT", "3")
+        .args(["run", "--filter", "approve-tool-runs-without-prompt"])
+        .args(extra)
+        .arg("--driver-cmd")
+        .arg(format!("python3 {} {args}", shim.display()))
+        .env("CONFORMANCE_TRIAL_TIMEOUT", timeout)
         .env("HOSTILE_PIDS", &pids)
         .output()
         .unwrap();
+    let mode = args;
     assert!(started.elapsed() < Duration::from_secs(20), "{mode}: took {:?}", started.elapsed());
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let recorded: Vec<u32> = std::fs::read_to_string(&pids)
@@ -37,11 +47,15 @@ fn alive(pid: u32) -> bool {
 }
 
 fn check(mode: &str, code: i32, says: &[&str]) {
-    let (got, text, pids) = run(mode);
+    check_run(mode, run(mode), code, says);
+}
+
+fn check_run(mode: &str, (got, text, pids): (Option<i32>, String, Vec<u32>), code: i32, says: &[&str]) {
     assert_eq!(got, Some(code), "{mode}: {text}");
     for s in says {
         assert!(text.contains(s), "{mode}: expected `{s}` in:\n{text}");
     }
+    assert!(!pids.is_empty(), "{mode}: no pid recorded");
     std::thread::sleep(Duration::from_millis(200));
     let left: Vec<u32> = pids.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "{mode}: processes left behind: {left:?}");
@@ -112,6 +126,36 @@ fn children_of_a_stuck_shim_are_killed_with_it() {
     check("orphan", 1, &["timeout"]);
 }
 
+/// A grandchild that leaves the shim's process group and session (setsid,
+/// double fork), ignores SIGTERM and holds the shim's stdout open changes no
+/// verdict: the shim's own answers count, its exit is seen at once (not as
+/// "no answer" after the whole limit of 60 s), and the grandchild is killed
+/// by the trial's supervisor with everything else.
+#[test]
+fn an_escaped_grandchild_holding_stdout_changes_no_verdict_and_dies() {
+    let long = ["--version", "0.171.0"];
+    // The shim then answers as the reference driver does: a pass.
+    check_run("escape", run_shim(&format!("escape {CLI}"), "60", &long), 0, &["1 passed, 0 failed"]);
+    let (code, text, pids) = run_shim("escape-crash", "60", &long);
+    assert!(!text.contains("no answer"), "{text}");
+    check_run("escape-crash", (code, text, pids), 1, &["shim-exited", "shim exited during `open` (exit code 3)"]);
+    // A shim that hangs still times out, and nothing of it survives.
+    check("escape-hang", 1, &["timeout", "no answer to `open` in time"]);
+}
+
+/// Containment is per trial: two trials at a time, each with its own
+/// escaped grandchild, each judged on its own shim, none left running.
+#[test]
+fn escaped_grandchildren_of_parallel_trials_are_each_contained() {
+    let (code, text, pids) = run_shim(&format!("escape {CLI}"), "60", &["-j", "2"]);
+    // Per trial: the grandchild, the shim and its supervisor.
+    assert_eq!(pids.len(), 15, "{pids:?}\n{text}");
+    check_run("escape -j 2", (code, text, pids), 0, &["5 passed, 0 failed"]);
+    let (code, text, pids) = run_shim("escape-crash", "60", &["-j", "2"]);
+    assert_eq!(text.matches("exit code 3").count(), 5, "{text}");
+    check_run("escape-crash -j 2", (code, text, pids), 1, &["0 passed, 5 failed"]);
+}
+
 #[test]
 fn invalid_messages_name_the_field() {
     check("bad-host-request", 1, &["protocol-error", "/params/prompt"]);
@@ -129,6 +173,8 @@ fn leaked_secrets_are_caught_and_never_reported() {
         .args(["run", "--filter", "claude-bearer-secret", "--version", "2.1.332", "--driver", "mutant:secret-inline"])
         .args(["--tap", tap.to_str().unwrap(), "--junit", junit.to_str().unwrap(), "--matrix", html.to_str().unwrap()])
         .env("CONFORMANCE_KEEP", "1")
+        // Every kept run directory (one per tool search mode) goes with `dir`.
+        .env("TMPDIR", dir.path())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
@@ -142,7 +188,6 @@ fn leaked_secrets_are_caught_and_never_reported() {
         assert!(!std::fs::read_to_string(report).unwrap().contains(secret.trim()), "{}", report.display());
     }
     assert!(!text.contains(secret.trim()));
-    let _ = std::fs::remove_dir_all(kept);
 }
 
 /// A shim that says a secret it was handed (in an error, an event, or on
@@ -164,6 +209,7 @@ fn secrets_a_shim_says_are_caught_and_redacted() {
             .args(["--tap", tap.to_str().unwrap(), "--junit", junit.to_str().unwrap(), "--matrix", html.to_str().unwrap()])
             .env("CONFORMANCE_TRIAL_TIMEOUT", "5")
             .env("CONFORMANCE_KEEP", "1")
+            .env("TMPDIR", dir.path())
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
@@ -185,6 +231,5 @@ fn secrets_a_shim_says_are_caught_and_redacted() {
         for report in [&tap, &junit, &html] {
             assert!(!std::fs::read_to_string(report).unwrap().contains(secret), "{mode}: {}", report.display());
         }
-        let _ = std::fs::remove_dir_all(kept);
     }
 }

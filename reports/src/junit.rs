@@ -1,4 +1,6 @@
-//! JUnit XML: one test suite per provider version, one case per trial.
+//! JUnit XML: one test suite per provider version, one case per trial. An
+//! incomplete run gives every suite an `incomplete` property and says why in
+//! its system-out; interrupted trials are skipped cases.
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use std::collections::BTreeMap;
@@ -12,11 +14,19 @@ pub fn junit(info: &RunInfo, trials: &[Trial]) -> String {
     for t in trials {
         suites.entry(t.provider.as_str()).or_default().push(t);
     }
+    // With no trial finished, a suite of its own still says why.
+    if info.incomplete.is_some() && suites.is_empty() {
+        suites.insert("incomplete", Vec::new());
+    }
     for (provider, trials) in suites {
         let mut suite = TestSuite::new(provider);
         suite.add_property(Property::new("harness", info.harness.as_str()));
         suite.add_property(Property::new("driver", info.driver.as_str()));
         suite.add_property(Property::new("providers", info.providers.join(", ")));
+        if let Some(why) = &info.incomplete {
+            suite.add_property(Property::new("incomplete", why.as_str()));
+            suite.set_system_out(format!("incomplete: {why}"));
+        }
         for t in trials {
             let status = match t.outcome {
                 Outcome::Pass | Outcome::ExpectedFail => TestCaseStatus::success(),
@@ -25,6 +35,11 @@ pub fn junit(info: &RunInfo, trials: &[Trial]) -> String {
                     if let Some(note) = &t.note {
                         s.set_message(note.as_str());
                     }
+                    s
+                }
+                Outcome::Interrupted => {
+                    let mut s = TestCaseStatus::skipped();
+                    s.set_message(t.note.as_deref().map_or("interrupted".into(), |n| format!("interrupted: {n}")));
                     s
                 }
                 Outcome::Fail | Outcome::UnexpectedPass => {

@@ -18,6 +18,9 @@ pub struct RunInfo {
     pub providers: Vec<String>,
     /// The criteria the scenarios cover, in the order to show them.
     pub criteria: Vec<Criterion>,
+    /// Why the run ended before all its trials did (e.g. `interrupted by
+    /// SIGINT: 3 of 10 trials finished`); every report says so visibly.
+    pub incomplete: Option<String>,
 }
 
 /// One criterion (a source document's acceptance item, or the project's
@@ -41,6 +44,8 @@ pub enum Outcome {
     ExpectedFail,
     /// Listed as an expected failure but passed (fails a strict run).
     UnexpectedPass,
+    /// The run was stopped while the trial ran: no verdict on the driver.
+    Interrupted,
 }
 
 /// One expectation that did not hold.
@@ -75,13 +80,19 @@ pub fn diff(expected: &str, actual: &str) -> String {
         .to_string()
 }
 
-/// Totals in the plain form CI reads: `N passed, N failed, N skipped`.
+/// Totals in the plain form CI reads: `N passed, N failed, N skipped`, and
+/// `, N interrupted` after it when some were.
 pub fn summary(trials: &[Trial]) -> String {
     let count = |o: &[Outcome]| trials.iter().filter(|t| o.contains(&t.outcome)).count();
-    format!(
+    let mut line = format!(
         "{} passed, {} failed, {} skipped",
         count(&[Outcome::Pass, Outcome::ExpectedFail]),
         count(&[Outcome::Fail, Outcome::UnexpectedPass]),
         count(&[Outcome::Skip])
-    )
+    );
+    let interrupted = count(&[Outcome::Interrupted]);
+    if interrupted > 0 {
+        line.push_str(&format!(", {interrupted} interrupted"));
+    }
+    line
 }

@@ -29,9 +29,14 @@ pub fn matrix_html(info: &RunInfo, trials: &[Trial]) -> String {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Conformance matrix</title>\n<style>\
          body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}th,td{border:1px solid #bbb;padding:.25em .5em;font-size:90%}\
          th{background:#eee}td.pass{background:#c8f0c8}td.fail{background:#f5b5b5}td.skip{background:#eee;color:#666}\
-         td.xfail{background:#f7e3a1}td.xpass{background:#f5b5b5}td.none{background:#fff}th.group{text-align:left}</style></head><body>\n",
+         td.xfail{background:#f7e3a1}td.xpass{background:#f5b5b5}td.none{background:#fff}th.group{text-align:left}\
+         td.intr{background:#dde4f5;color:#334}p.incomplete{background:#ffe08a;border:2px solid #b8860b;padding:.5em 1em;font-weight:bold}\
+         </style></head><body>\n",
     );
     let _ = writeln!(out, "<h1>Conformance matrix</h1>");
+    if let Some(why) = &info.incomplete {
+        let _ = writeln!(out, "<p id=\"incomplete\" class=\"incomplete\">Incomplete run: {}</p>", esc(why));
+    }
     let _ = writeln!(
         out,
         "<p id=\"run-info\">harness {} &middot; driver {} &middot; providers {}</p>",
@@ -57,6 +62,7 @@ pub fn matrix_html(info: &RunInfo, trials: &[Trial]) -> String {
                         Outcome::Skip => ("skip", "skip"),
                         Outcome::ExpectedFail => ("xfail", "xfail"),
                         Outcome::UnexpectedPass => ("xpass", "XPASS"),
+                        Outcome::Interrupted => ("intr", "interrupted"),
                     };
                     let title: Vec<String> = t.note.iter().cloned().chain(t.mismatches.iter().map(|m| {
                         format!("{} {}: expected {}, got {}", m.at, m.field, m.expected, m.actual)
@@ -101,7 +107,8 @@ fn criteria_table(out: &mut String, info: &RunInfo, trials: &[Trial], drivers: &
         for d in drivers {
             let mine: Vec<Trial> = trials.iter().filter(|t| t.driver == *d && c.scenarios.contains(&t.scenario)).cloned().collect();
             let failing = mine.iter().any(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass));
-            let class = if mine.is_empty() { "none" } else if failing { "fail" } else { "pass" };
+            let interrupted = !mine.is_empty() && mine.iter().all(|t| t.outcome == Outcome::Interrupted);
+            let class = if mine.is_empty() { "none" } else if failing { "fail" } else if interrupted { "intr" } else { "pass" };
             let label = if mine.is_empty() { "not run".to_string() } else { esc(&crate::summary(&mine)) };
             let _ = write!(out, "<td class=\"{class}\">{label}</td>");
         }

@@ -2,6 +2,8 @@
 //! expected failures, YAML diagnostics with expected, actual and a diff.
 //! The stream is also valid TAP 13 but for its version line, which
 //! [`tap_with_version`] can set for consumers that stop at 13 (prove 3.44).
+//! An incomplete run says so in a comment at the top and ends with
+//! `Bail out!`; its interrupted trials are SKIPs, not failures.
 
 use std::fmt::Write;
 
@@ -16,6 +18,9 @@ pub fn tap_with_version(info: &RunInfo, trials: &[Trial], version: u8) -> String
     let _ = writeln!(out, "# harness: {}", one_line(&info.harness));
     let _ = writeln!(out, "# driver: {}", one_line(&info.driver));
     let _ = writeln!(out, "# providers: {}", one_line(&info.providers.join(", ")));
+    if let Some(why) = &info.incomplete {
+        let _ = writeln!(out, "# incomplete: {}", one_line(why));
+    }
     let _ = writeln!(out, "1..{}", trials.len());
     for (i, t) in trials.iter().enumerate() {
         let n = i + 1;
@@ -27,6 +32,9 @@ pub fn tap_with_version(info: &RunInfo, trials: &[Trial], version: u8) -> String
             }
             Outcome::Skip => {
                 let _ = writeln!(out, "ok {n} - {name} # SKIP {note}");
+            }
+            Outcome::Interrupted => {
+                let _ = writeln!(out, "ok {n} - {name} # SKIP interrupted {note}");
             }
             Outcome::ExpectedFail => {
                 let _ = writeln!(out, "not ok {n} - {name} # TODO expected failure {note}");
@@ -41,6 +49,9 @@ pub fn tap_with_version(info: &RunInfo, trials: &[Trial], version: u8) -> String
                 yaml(&mut out, t);
             }
         }
+    }
+    if let Some(why) = &info.incomplete {
+        let _ = writeln!(out, "Bail out! {}", one_line(why));
     }
     out
 }

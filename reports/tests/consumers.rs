@@ -6,7 +6,7 @@ use std::process::Command;
 use reports::{junit, matrix_html, tap, tap_with_version, Mismatch, Outcome, RunInfo, Trial};
 
 fn info() -> RunInfo {
-    RunInfo { harness: "approval-conformance 0.1.0".into(), driver: "reference".into(), providers: vec!["codex 0.148.0".into()], criteria: Vec::new() }
+    RunInfo { harness: "approval-conformance 0.1.0".into(), driver: "reference".into(), providers: vec!["codex 0.148.0".into()], criteria: Vec::new(), incomplete: None }
 }
 
 fn trial(name: &str, outcome: Outcome) -> Trial {
@@ -106,4 +106,38 @@ fn matrix_page_has_one_cell_per_trial_and_escapes_text() {
     assert!(page.contains("&lt;angle&gt; &amp; amp"));
     assert!(!page.contains("<angle>"));
     assert!(page.contains("1 passed, 1 failed, 1 skipped"));
+}
+
+/// An interrupted run: every report says it is incomplete, where each kind
+/// of consumer looks, and interrupted trials are not failures.
+#[test]
+fn an_incomplete_run_says_so_in_every_report() {
+    let why = "interrupted by SIGINT: 2 of 5 trials finished, 1 interrupted, 2 not started";
+    let stopped = RunInfo { incomplete: Some(why.into()), ..info() };
+    let trials = [trial("a", Outcome::Pass), trial("b", Outcome::Skip), trial("c", Outcome::Interrupted)];
+
+    let t = tap_with_version(&stopped, &trials, 13);
+    assert!(t.contains(&format!("# incomplete: {why}\n1..3\n")), "{t}");
+    assert!(t.contains("ok 3 - codex-0.148.0::c # SKIP interrupted"), "{t}");
+    // prove reads the closing `Bail out!` and says why testing stopped.
+    let (_, out) = prove(&t);
+    assert!(out.contains(&format!("Bailout called.  Further testing stopped:  {why}")), "{out}");
+    assert!(!out.contains("Parse errors"), "{out}");
+
+    let xml = junit(&stopped, &trials);
+    let parsed = junit_parser::from_reader(std::io::Cursor::new(xml.as_bytes())).expect("valid JUnit XML");
+    assert_eq!((parsed.tests, parsed.failures, parsed.skipped), (3, 0, 2));
+    let props = &parsed.suites[0].properties.hashmap;
+    assert_eq!(props.get("incomplete").map(String::as_str), Some(why), "{props:?}");
+    // With nothing finished, a suite still carries the notice.
+    let empty = junit(&stopped, &[]);
+    assert!(empty.contains(&format!("name=\"incomplete\" value=\"{why}\"")), "{empty}");
+
+    let page = matrix_html(&stopped, &trials);
+    assert!(page.contains(&format!("<p id=\"incomplete\" class=\"incomplete\">Incomplete run: {why}</p>")), "{page}");
+    assert_eq!(page.matches("<td class=\"intr\"").count(), 1, "{page}");
+    assert!(page.contains("1 passed, 0 failed, 1 skipped, 1 interrupted"), "{page}");
+    // A complete run has no notice.
+    assert!(!matrix_html(&info(), &trials).contains("id=\"incomplete\""));
+    assert!(!tap(&info(), &trials).contains("Bail out!"));
 }

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Instant;
 
 use fakes::wire::read_jsonl;
 use serde_json::Value;
@@ -148,7 +149,8 @@ pub fn run(scenario: &Scenario, target: Target, driver: &mut dyn Driver, fakes: 
     obs
 }
 
-/// Runs one trial in `dir` under the watchdog.
+/// Runs one trial in `dir` under the watchdog, which kills the provider
+/// processes when the trial outlives its limit or the run is stopped.
 pub fn run_in(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn Driver, fakes: &Fakes, dir: &Path) -> Observations {
     let target = target.into();
     driver.record_to(&dir.join("driver"));
@@ -157,9 +159,16 @@ pub fn run_in(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn D
     std::thread::scope(|scope| {
         let fired = &fired;
         scope.spawn(move || {
-            if let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(trial_timeout()) {
-                fired.store(true, Ordering::SeqCst);
+            let deadline = Instant::now() + trial_timeout();
+            loop {
+                match finished.recv_timeout(deadline.saturating_duration_since(Instant::now()).min(crate::stop::POLL)) {
+                    Err(RecvTimeoutError::Timeout) if crate::stop::requested() => {}
+                    Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => continue,
+                    Err(RecvTimeoutError::Timeout) => fired.store(true, Ordering::SeqCst),
+                    Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+                }
                 kill_providers(dir);
+                return;
             }
         });
         let mut obs = play::play(scenario, target, driver, fakes, dir);

@@ -76,6 +76,10 @@ pub(super) fn play(scenario: &Scenario, target: Target, driver: &mut dyn Driver,
             let mut turn: Vec<usize> = Vec::new();
             let mut turn_number = 0;
             for (i, step) in scenario.steps.iter().enumerate() {
+                // A stopped run plays no further step; what ran is judged.
+                if crate::stop::requested() {
+                    break;
+                }
                 if step.in_turn() {
                     turn.push(i);
                     if scenario.steps.get(i + 1).is_some_and(Step::in_turn) {

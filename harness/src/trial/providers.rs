@@ -24,6 +24,8 @@ pub struct Fakes {
     pub mcp: FakeCommand,
     /// Records the wire in front of a real provider (`conformance relay`).
     pub relay: FakeCommand,
+    /// Runs each shim and kills all it started (`conformance supervise`).
+    pub supervise: FakeCommand,
     /// Real provider binaries by trial key (`codex-0.171.0`): those trials
     /// run on the real CLI against the mock model instead of the fake.
     pub real: BTreeMap<String, PathBuf>,
@@ -33,11 +35,19 @@ pub struct Fakes {
 
 impl Fakes {
     /// Separate `fake-codex`, `fake-claude` and `fake-mcp` executables and
-    /// the CLI for `relay` (the test case).
+    /// the CLI for `relay` and `supervise` (the test case).
     pub fn from_bins(codex: &str, claude: &str, mcp: &str, cli: &str) -> Fakes {
         let bin = |p: &str| FakeCommand { program: p.into(), prefix: Vec::new() };
-        let relay = FakeCommand { program: cli.into(), prefix: vec!["relay".into()] };
-        Fakes { codex: bin(codex), claude: bin(claude), mcp: bin(mcp), relay, real: BTreeMap::new(), real_only: false }
+        let cli = |sub: &str| FakeCommand { program: cli.into(), prefix: vec![sub.into()] };
+        Fakes {
+            codex: bin(codex),
+            claude: bin(claude),
+            mcp: bin(mcp),
+            relay: cli("relay"),
+            supervise: cli("supervise"),
+            real: BTreeMap::new(),
+            real_only: false,
+        }
     }
 
     /// One executable that becomes a fake when its first argument says so
@@ -49,6 +59,7 @@ impl Fakes {
             claude: sub("fake-claude"),
             mcp: sub("fake-mcp"),
             relay: sub("relay"),
+            supervise: sub("supervise"),
             real: BTreeMap::new(),
             real_only: false,
         }

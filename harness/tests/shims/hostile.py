@@ -1,22 +1,53 @@
 #!/usr/bin/env python3
 """A driver shim that misbehaves in one way, chosen by its argument. It
-writes its pid (and any child's) to $HOSTILE_PIDS so the test can check
-nothing is left running afterwards."""
+adds its pid, its parent's (the supervisor's) and any child's to
+$HOSTILE_PIDS so the test can check nothing is left running afterwards."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 
 mode = sys.argv[1]
-pids = [os.getpid()]
+pids = [os.getpid(), os.getppid()]
 
 
 def note_pids():
     path = os.environ.get("HOSTILE_PIDS")
     if path:
-        with open(path, "w") as f:
-            f.write(" ".join(map(str, pids)))
+        # Appended: trials running in parallel share the file.
+        with open(path, "a") as f:
+            f.write(" ".join(map(str, pids)) + " ")
+
+
+def escape():
+    """A grandchild that leaves our process group and session (setsid and a
+    double fork), ignores SIGTERM and keeps our stdout open."""
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        if os.fork() > 0:
+            os._exit(0)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        pids[:] = [os.getpid()]
+        note_pids()
+        os.close(ready_w)
+        while True:
+            time.sleep(3600)
+    os.close(ready_w)
+    os.waitpid(child, 0)
+    os.read(ready_r, 1)  # end of file: its pid is noted
+    os.close(ready_r)
+
+
+if mode.startswith("escape"):
+    escape()
+if mode == "escape":
+    # Then an honest driver: the reference, served by the CLI (argv[2]).
+    note_pids()
+    os.execv(sys.argv[2], [sys.argv[2], "shim", "--driver", "reference"])
 
 
 def send(obj):
@@ -62,9 +93,9 @@ for line in sys.stdin:
         sys.stderr.write(f"debug: token={secret}\n")
         sys.stderr.flush()
         sys.exit(4)
-    if mode == "crash":
+    if mode in ("crash", "escape-crash"):
         sys.exit(3)
-    if mode in ("hang", "orphan"):
+    if mode in ("hang", "orphan", "escape-hang"):
         time.sleep(3600)
     if mode == "huge-line":
         sys.stdout.write("x" * (64 * 1024 * 1024) + "\n")

@@ -2,7 +2,8 @@
 //!
 //! Exit codes, one rule for every subcommand: 0 all pass, 1 any trial failed
 //! (a driver that cannot start included), 2 the user's own input is bad
-//! (scenario files, arguments, environment).
+//! (scenario files, arguments, environment); a run stopped by SIGINT or
+//! SIGTERM writes its reports, marked incomplete, and exits 130 or 143.
 
 mod args;
 mod explain;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Some("fake-mcp") => return exit(fakes::mcp::main_with_args(args[1..].to_vec())),
         Some("fake-claude") => return exit(fakes::claude::main_with_args(args[1..].to_vec())),
         Some("relay") => return exit(fakes::relay::main_with_args(args[1..].to_vec())),
+        Some("supervise") => return exit(harness::contain::supervise(args[1..].to_vec())),
         _ => {}
     }
     let matches = match Cli::command().try_get_matches_from(std::env::args_os()) {
@@ -60,8 +62,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Shim { driver }) => {
-            let source = harness::source::DriverSource::Builtin(driver);
-            let mut driver = match source.make() {
+            let mut driver = match harness::source::DriverSource::builtin(&driver) {
                 Ok(d) => d,
                 Err(e) => return bad(&e.message),
             };
@@ -226,6 +227,7 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         let label = match t.outcome {
             Outcome::Pass => "ok  ",
             Outcome::Skip => "skip",
+            Outcome::Interrupted => "intr",
             _ => "FAIL",
         };
         if !o.quiet || t.outcome == Outcome::Fail {
@@ -235,14 +237,36 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         }
     };
     let jobs = o.jobs.map_or_else(harness::pool::default_jobs, usize::from);
+    if let Err(e) = harness::stop::install() {
+        eprintln!("conformance: cannot handle SIGINT and SIGTERM ({e}); they will end the run at once");
+    }
     let mut trials = harness::runner::run_all(&trials, &fakes, jobs, progress);
+    let incomplete = harness::stop::signal().map(|sig| {
+        let interrupted = trials.iter().filter(|t| t.outcome == Outcome::Interrupted).count();
+        format!(
+            "interrupted by {}: {} of {total} trials finished, {interrupted} interrupted, {} not started",
+            harness::stop::signal_name(sig),
+            trials.len() - interrupted,
+            total - trials.len()
+        )
+    });
+    if let (Some(why), true) = (&incomplete, baseline) {
+        // A partial baseline would silently drop the failures of what did not run.
+        eprintln!("conformance: {why}; no baseline printed");
+        return interrupted_exit();
+    }
     if baseline {
         let failures: Vec<(String, Vec<reports::Mismatch>)> =
             trials.iter().filter(|t| t.outcome == Outcome::Fail).map(|t| (t.scenario.clone(), t.mismatches.clone())).collect();
         print!("{}", expected::baseline(&failures));
         return ExitCode::SUCCESS;
     }
+    let ran = trials.len();
     expected::apply(&mut trials, &expected);
+    if incomplete.is_some() {
+        // An entry nothing matched in a partial run may simply not have run.
+        trials.truncate(ran);
+    }
     for t in trials.iter().filter(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass)) {
         println!("\n--- {}", t.name);
         if let Some(n) = &t.note {
@@ -257,6 +281,7 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         driver: o.drivers.iter().map(|d| d.label()).collect::<Vec<_>>().join(", "),
         providers: trials.iter().map(|t| t.provider.clone()).collect::<BTreeSet<_>>().into_iter().collect(),
         criteria: criteria_rows(&scenarios),
+        incomplete: incomplete.clone(),
     };
     for (path, text) in [
         (&o.tap, o.tap.as_ref().map(|_| reports::tap(&info, &trials))),
@@ -272,6 +297,10 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
     for source in &o.drivers {
         let mine: Vec<reports::Trial> = trials.iter().filter(|t| t.driver == source.label()).cloned().collect();
         println!("\ndriver {}: {}", source.label(), reports::summary(&mine));
+    }
+    if let Some(why) = &incomplete {
+        eprintln!("conformance: {why}; the reports are incomplete");
+        return interrupted_exit();
     }
     if trials.iter().any(|t| matches!(t.outcome, Outcome::Fail | Outcome::UnexpectedPass)) {
         ExitCode::from(1)
@@ -292,6 +321,11 @@ fn fetch(provider: RealProvider, versions: &[fakes::version::Version]) -> ExitCo
         }
     }
     ExitCode::SUCCESS
+}
+
+/// 128 + the signal that stopped the run: 130 for SIGINT, 143 for SIGTERM.
+fn interrupted_exit() -> ExitCode {
+    exit(128 + harness::stop::signal().unwrap_or(libc::SIGINT))
 }
 
 fn bad(message: &str) -> ExitCode {

@@ -24,8 +24,8 @@ pub fn check(o: &RunArgs, scenarios: &[Arc<Scenario>], trials: &[Trial]) -> Resu
     }
     for d in &o.drivers {
         match d {
-            DriverSource::Builtin(_) => {
-                d.make().map_err(|e| format!("--driver: {} (see `conformance mutants`)", e.message))?;
+            DriverSource::Builtin(name) => {
+                DriverSource::builtin(name).map_err(|e| format!("--driver: {} (see `conformance mutants`)", e.message))?;
             }
             DriverSource::Shim(cmd) => match cmd.first() {
                 Some(program) if executable(program) => {}
