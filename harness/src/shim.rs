@@ -14,7 +14,7 @@ use fakes::wire::{read_line, Line, MAX_LINE};
 use serde_json::{json, Value};
 
 use crate::driver::{Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, TurnOutput};
-use crate::trial::FakeCommand;
+use crate::command::FakeCommand;
 
 pub const PROTOCOL: u64 = 1;
 pub const SCHEMA: &str = include_str!("../../docs/driver-protocol.schema.json");

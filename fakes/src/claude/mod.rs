@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod config;
 mod output;
+pub mod can_use_tool;
 mod host;
 mod process;
 pub mod profile;
@@ -53,7 +54,11 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     // argv as given: a driver that puts a secret on the command line is
     // caught by the harness finding it here.
     rec.record(&json!({"event": "launch", "pid": std::process::id(), "version": version.to_string(), "argv": argv}));
-    let code = process::run(profile::Profile { version }, script, rec.clone(), &argv);
+    let code = match process::prepare(profile::Profile { version }, &script, rec.clone(), &argv) {
+        Err(code) => code,
+        Ok(p) if p.sdk => sdk::run(p.launch, p.out, p.dynamic, script, p.state),
+        Ok(p) => process::print(p, script),
+    };
     rec.record(&json!({"event": "exit", "code": code}));
     code
 }

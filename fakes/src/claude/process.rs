@@ -24,34 +24,46 @@ use crate::wire::Recorder;
 /// Longest prompt read from stdin.
 const MAX_STDIN_PROMPT: u64 = 16 * 1024 * 1024;
 
-pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> i32 {
+/// A launch read from argv, settings and state, before any turn.
+pub struct Prepared {
+    pub launch: Launch,
+    pub out: Output,
+    pub dynamic: Vec<ServerConfig>,
+    pub state: State,
+    /// Stream-json input: an Agent SDK host drives the session.
+    pub sdk: bool,
+}
+
+/// Reads the command line, settings and session state; Err is the exit
+/// code after the CLI's own error (or `--version`/`--help`, code 0).
+pub fn prepare(profile: Profile, script: &Script, rec: Recorder, argv: &[String]) -> Result<Prepared, i32> {
     let opts = match cli::parse(argv) {
         Ok(o) => o,
-        Err(e) => return fail(&rec, &e, 1),
+        Err(e) => return Err(fail(&rec, &e, 1)),
     };
     let format = opts.output_format.clone().unwrap_or_else(|| "text".into());
     let mut out = Output::new(rec.clone(), format);
     if opts.version {
         out.text(&profile.version_line());
-        return 0;
+        return Err(0);
     }
     if opts.help {
         out.text("Usage: claude [options] [command] [prompt]\n\nClaude Code (fake) - print mode only: claude -p PROMPT");
-        return 0;
+        return Err(0);
     }
     // The Agent SDKs pass no -p: stream-json input is print mode of its own.
     let sdk = opts.input_format.as_deref() == Some("stream-json");
     if !opts.print && !sdk {
-        return fail(&rec, "fake-claude: only print mode (-p/--print) is simulated", 2);
+        return Err(fail(&rec, "fake-claude: only print mode (-p/--print) is simulated", 2));
     }
     if sdk && !profile.simulates_sdk_host() {
-        return fail(&rec, &format!("fake-claude: --input-format stream-json (SDK host mode) is not simulated on {} (not measured)", profile.version), 2);
+        return Err(fail(&rec, &format!("fake-claude: --input-format stream-json (SDK host mode) is not simulated on {} (not measured)", profile.version), 2));
     }
     if sdk && out.format != "stream-json" {
-        return fail(&rec, profile::SDK_INPUT_NEEDS_STREAM_OUTPUT, 1);
+        return Err(fail(&rec, profile::SDK_INPUT_NEEDS_STREAM_OUTPUT, 1));
     }
     if out.format == "stream-json" && !opts.verbose {
-        return fail(&rec, profile::STREAM_JSON_NEEDS_VERBOSE, 1);
+        return Err(fail(&rec, profile::STREAM_JSON_NEEDS_VERBOSE, 1));
     }
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -63,11 +75,11 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
 
     let dynamic = match config::load_mcp_configs(&opts.mcp_configs, &cwd, &env, &profile) {
         Ok(s) => s,
-        Err(lines) => return fail(&rec, &profile::invalid_mcp_config(&lines), 1),
+        Err(lines) => return Err(fail(&rec, &profile::invalid_mcp_config(&lines), 1)),
     };
     let sources = match config::parse_setting_sources(opts.setting_sources.as_deref()) {
         Ok(s) => s,
-        Err(e) => return fail(&rec, &e, 1),
+        Err(e) => return Err(fail(&rec, &e, 1)),
     };
     let settings = match config::load_settings(&SettingsInput {
         flag: opts.settings.as_deref(),
@@ -78,7 +90,7 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
         profile: &profile,
     }) {
         Ok(s) => s,
-        Err(e) => return fail(&rec, &e, 1),
+        Err(e) => return Err(fail(&rec, &e, 1)),
     };
     for w in &settings.warnings {
         warn(&rec, w);
@@ -88,10 +100,10 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
     rules.deny.extend(cli::split_tool_list(&opts.disallowed_tools).into_iter().map(|r| Rule::new(r, RuleSource::Cli)));
     let mode = permission_mode(&opts, settings.default_mode.as_deref());
     if mode == "bypassPermissions" && is_root() && env.get("IS_SANDBOX").map(String::as_str) != Some("1") {
-        return fail(&rec, profile::ROOT_SKIPS_PERMISSIONS, 1);
+        return Err(fail(&rec, profile::ROOT_SKIPS_PERMISSIONS, 1));
     }
 
-    let mut state: State = script.load_state();
+    let state: State = script.load_state();
     let session_id = match resolve_session(&opts, &state) {
         Ok(id) => id,
         Err(SessionError { message, result_session }) => {
@@ -99,13 +111,17 @@ pub fn run(profile: Profile, script: Script, rec: Recorder, argv: &[String]) -> 
             if let Some(id) = result_session {
                 out.error_result(&id, &message, stream::result_usage(&profile, 0, 0));
             }
-            return code;
+            return Err(code);
         }
     };
     let launch = Launch { profile, rec: rec.clone(), env, rules, mode, session_id, opts, cwd, locations, global_config };
-    if sdk {
-        return super::sdk::run(launch, out, dynamic, script, state);
-    }
+    Ok(Prepared { launch, out, dynamic, state, sdk })
+}
+
+/// Print mode: one prompt from argv or stdin, one turn.
+pub fn print(p: Prepared, script: Script) -> i32 {
+    let Prepared { launch, out, dynamic, mut state, .. } = p;
+    let rec = launch.rec.clone();
     let prompt = match launch.opts.positionals.first() {
         Some(p) => p.clone(),
         None => {

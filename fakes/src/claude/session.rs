@@ -16,7 +16,7 @@ use super::rules::{self, ModeDenial, PromptAnswer, Rules, Verdict};
 use super::servers::Servers;
 use super::stream::{self, Place};
 use super::host::Host;
-use super::sdk::{self, HostAnswer};
+use super::can_use_tool::{self, HostAnswer};
 use super::uuid::new_uuid;
 use crate::wire::Recorder;
 
@@ -390,14 +390,14 @@ impl Session {
         decision_meta: &dyn Fn(Value) -> Value,
     ) -> CallOutcome {
         let source = self.servers.iter().find(|s| s.config.name == server).map_or("dynamic", |s| s.config.source);
-        let request = sdk::can_use_tool(server, source, tool, name, id, arguments);
+        let request = can_use_tool::can_use_tool(server, source, tool, name, id, arguments);
         self.session_state("requires_action");
         let reply = match self.host.as_ref() {
-            Some(host) => host.ask(&mut self.out, request, &mut sdk::answer_while_waiting).ok(),
+            Some(host) => host.ask(&mut self.out, request, &mut can_use_tool::answer_while_waiting).ok(),
             None => None,
         };
         self.session_state("running");
-        let answer = sdk::parse_answer(reply.as_ref());
+        let answer = can_use_tool::parse_answer(reply.as_ref());
         self.rec.record(&json!({"event": "permission_prompt", "tool_use_id": id, "prompt_tool": "stdio", "reply": reply}));
         let mut o = match answer {
             HostAnswer::Allow { updated_input } => {
@@ -465,16 +465,21 @@ impl Session {
         }
         let text = "Done.";
         self.assistant(json!([{"type": "text", "text": text}]), None);
-        let mut result = json!({
-            "type": "result", "subtype": "success", "is_error": false,
+        self.result("success", json!(text), "end_turn", "completed");
+    }
+
+    /// The turn's `result` message.
+    fn result(&mut self, subtype: &str, result: Value, stop_reason: &str, terminal_reason: &str) {
+        let mut message = json!({
+            "type": "result", "subtype": subtype, "is_error": subtype != "success",
             "duration_ms": self.started.elapsed().as_millis() as u64,
-            "num_turns": self.api_calls, "result": text, "stop_reason": "end_turn", "session_id": self.session_id,
-            "permission_denials": self.denials, "terminal_reason": "completed", "uuid": new_uuid(),
+            "num_turns": self.api_calls, "result": result, "stop_reason": stop_reason, "session_id": self.session_id,
+            "permission_denials": self.denials, "terminal_reason": terminal_reason, "uuid": new_uuid(),
         });
-        if let Some(r) = result.as_object_mut() {
+        if let Some(r) = message.as_object_mut() {
             r.extend(stream::result_fields(&self.profile, &self.model, self.api_calls));
         }
-        self.out.result(result);
+        self.out.result(message);
     }
 }
 
@@ -492,15 +497,6 @@ impl Session {
     /// The result of a turn the host ended by denying with interrupt: no
     /// further model request (measured on 2.1.334 through the TS SDK).
     fn finish_interrupted(&mut self) {
-        let mut result = json!({
-            "type": "result", "subtype": "error_during_execution", "is_error": true,
-            "duration_ms": self.started.elapsed().as_millis() as u64,
-            "num_turns": self.api_calls, "result": null, "stop_reason": "tool_use", "session_id": self.session_id,
-            "permission_denials": self.denials, "terminal_reason": "aborted_tools", "uuid": new_uuid(),
-        });
-        if let Some(r) = result.as_object_mut() {
-            r.extend(stream::result_fields(&self.profile, &self.model, self.api_calls));
-        }
-        self.out.result(result);
+        self.result("error_during_execution", Value::Null, "tool_use", "aborted_tools");
     }
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 pub use supervisor::main_with_args as supervise;
 
-use crate::trial::FakeCommand;
+use crate::command::FakeCommand;
 
 /// How long a supervisor gets to kill and reap its tree before it is killed
 /// itself; it needs milliseconds, this only bounds a broken one.

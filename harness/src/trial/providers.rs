@@ -8,13 +8,7 @@ use fakes::version::Version;
 
 use crate::scenario::Provider;
 
-/// How to start a fake: a program plus leading arguments, so one executable
-/// can serve as several fakes.
-#[derive(Debug, Clone)]
-pub struct FakeCommand {
-    pub program: PathBuf,
-    pub prefix: Vec<String>,
-}
+pub use crate::command::FakeCommand;
 
 /// Where the fake executables live, and which trials run on real binaries.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use fakes::claude::profile::{model_tool_name, sanitize_name, NOT_GRANTED, NO_SUCH_TOOL};
 use fakes::claude::rules::{parse_prompt_answer, PromptAnswer};
-use fakes::claude::sdk;
+use fakes::claude::can_use_tool;
 use fakes::version::Version;
 use fakes::wire::{process_of, read_jsonl, PROCESS};
 use serde_json::{json, Value};
@@ -179,10 +179,10 @@ fn host_answers(wire: &[Value], pids: &BTreeSet<String>) -> BTreeMap<String, Val
         let reply = wire.iter().find(|r| {
             r["dir"] == "c2s" && process_of(r) == process_of(ask) && r["msg"]["type"] == "control_response" && r["msg"]["response"]["request_id"] == ask["msg"]["request_id"]
         });
-        let answer = match sdk::parse_answer(reply.map(|r| &r["msg"]["response"])) {
-            sdk::HostAnswer::Allow { .. } => "allow",
-            sdk::HostAnswer::Deny { .. } => "deny",
-            sdk::HostAnswer::Invalid => "invalid",
+        let answer = match can_use_tool::parse_answer(reply.map(|r| &r["msg"]["response"])) {
+            can_use_tool::HostAnswer::Allow { .. } => "allow",
+            can_use_tool::HostAnswer::Deny { .. } => "deny",
+            can_use_tool::HostAnswer::Invalid => "invalid",
         };
         answers.insert(use_id.to_string(), json!(answer));
     }
