@@ -76,7 +76,7 @@ pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn
 
 /// Runs one planned trial with a fresh driver; Err if the driver cannot start.
 pub fn run_one(trial: &Trial, fakes: &Fakes) -> Result<Outcome, Failure> {
-    let mut driver = trial.driver.make(fakes)?;
+    let mut driver = trial.driver.make(&fakes.supervise)?;
     Ok(run_with(&trial.scenario, trial.target, driver.as_mut(), fakes))
 }
 

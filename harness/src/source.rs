@@ -4,7 +4,7 @@
 use crate::driver::{Driver, Failure};
 use crate::mutants::mutants;
 use crate::reference::{ReferenceDriver, FAIL_CLOSED};
-use crate::trial::Fakes;
+use crate::command::FakeCommand;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DriverSource {
@@ -34,11 +34,11 @@ impl DriverSource {
         }
     }
 
-    /// A fresh driver for one trial; a shim starts under the supervisor
-    /// `fakes` names.
-    pub fn make(&self, fakes: &Fakes) -> Result<Box<dyn Driver>, Failure> {
+    /// A fresh driver for one trial; a shim starts under `supervisor`
+    /// (`Fakes::supervise`).
+    pub fn make(&self, supervisor: &FakeCommand) -> Result<Box<dyn Driver>, Failure> {
         match self {
-            DriverSource::Shim(cmd) => Ok(Box::new(crate::shim::ShimDriver::start(cmd, &fakes.supervise)?)),
+            DriverSource::Shim(cmd) => Ok(Box::new(crate::shim::ShimDriver::start(cmd, supervisor)?)),
             DriverSource::Builtin(name) => DriverSource::builtin(name),
         }
     }

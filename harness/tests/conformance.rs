@@ -72,7 +72,7 @@ fn main() {
     }
     // The same design refusing every prompt itself must pass too.
     let fail_closed = DriverSource::fail_closed();
-    let fc_capabilities = fail_closed.make(&fakes()).map(|d| d.capabilities()).unwrap_or_default();
+    let fc_capabilities = fail_closed.make(&fakes().supervise).map(|d| d.capabilities()).unwrap_or_default();
     for t in plan::trials(&scenarios, &[fail_closed], &[]) {
         let skip = plan::skip_reason(&t.scenario, t.target.version, &fc_capabilities);
         let trial = Trial::test(format!("fail-closed::{}", t.name()), move || {
@@ -130,9 +130,9 @@ fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
     let mut diffs = Vec::new();
     for variant in variants {
         for version in plan::versions(s.provider) {
-            let direct = run_with(s, version, DriverSource::Builtin(variant.clone()).make(&fakes())?.as_mut(), &fakes()).verdict;
+            let direct = run_with(s, version, DriverSource::Builtin(variant.clone()).make(&fakes().supervise)?.as_mut(), &fakes()).verdict;
             let cmd = vec![SHIM.to_string(), "shim".into(), "--driver".into(), variant.clone()];
-            let shimmed = run_with(s, version, DriverSource::Shim(cmd).make(&fakes())?.as_mut(), &fakes()).verdict;
+            let shimmed = run_with(s, version, DriverSource::Shim(cmd).make(&fakes().supervise)?.as_mut(), &fakes()).verdict;
             if direct.kind() != shimmed.kind() {
                 let name = plan::trial_name(s, version);
                 diffs.push(format!("{variant} on {name}: in process {direct:?}, through the shim {shimmed:?}"));
