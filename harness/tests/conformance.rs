@@ -5,8 +5,9 @@
 //! example shims under examples/ (the codex-app-server-sdk one only where its
 //! venv exists: examples/codex-app-server-sdk/setup.sh, or
 //! $CODEX_APP_SERVER_SDK_PYTHON; the claude-agent-sdk-ts one only where its
-//! setup.sh installed the package). Discovery and fan-out live here; policy
-//! lives in the library.
+//! setup.sh installed the package; the claude-agent-sdk-py one only where its
+//! venv exists, or $CLAUDE_AGENT_SDK_PY_PYTHON). Discovery and fan-out live
+//! here; policy lives in the library.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -144,12 +145,13 @@ fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
 
 /// One trial per scenario for each example shim under examples/: the Python
 /// example (host-prompts) and the Go-style one (fail-closed) with no expected
-/// failures, the codex-app-server-sdk package with its committed baseline.
+/// failures, the codex-app-server-sdk and claude-agent-sdk packages with
+/// their committed baselines.
 fn example_shim_trials(scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let script = |dir: &str| examples.join(dir).join("shim.py").display().to_string();
     let known: BTreeSet<String> = scenarios.iter().map(|s| s.id.clone()).collect();
-    let sdk = sdk_python().and_then(|python| {
+    let sdk = venv_python(SDK_PYTHON, "codex-app-server-sdk-venv").and_then(|python| {
         let expected = ExpectedFailures::load(&examples.join("codex-app-server-sdk/expected-failures.txt"), &known)?;
         Ok(python.map(|p| (vec![p.display().to_string(), script("codex-app-server-sdk")], expected)))
     });
@@ -158,11 +160,17 @@ fn example_shim_trials(scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
         let expected = ExpectedFailures::load(&ts_dir.join("expected-failures.txt"), &known)?;
         Ok(node.map(|n| (vec![n.display().to_string(), ts_dir.join("shim.mjs").display().to_string()], expected)))
     });
+    let py_dir = examples.join("claude-agent-sdk-py");
+    let py = venv_python(PY_SDK_PYTHON, "claude-agent-sdk-py-venv").and_then(|python| {
+        let expected = ExpectedFailures::load(&py_dir.join("expected-failures.txt"), &known)?;
+        Ok(python.map(|p| (vec![p.display().to_string(), script("claude-agent-sdk-py")], expected)))
+    });
     let shims = [
         ("python-shim", Ok(Some((vec!["python3".to_string(), script("python-shim")], ExpectedFailures::default()))), ""),
         ("go-style-shim", Ok(Some((vec!["python3".to_string(), script("go-style-shim")], ExpectedFailures::default()))), ""),
         ("codex-app-server-sdk", sdk, SDK_ABSENT),
         ("claude-agent-sdk-ts", ts, TS_SDK_ABSENT),
+        ("claude-agent-sdk-py", py, PY_SDK_ABSENT),
     ];
     let mut trials = Vec::new();
     for (label, shim, absent) in shims {
@@ -183,15 +191,19 @@ const SDK_PYTHON: &str = "CODEX_APP_SERVER_SDK_PYTHON";
 const SDK_ABSENT: &str = "no venv with codex-app-server-sdk: run examples/codex-app-server-sdk/setup.sh, \
     or set CODEX_APP_SERVER_SDK_PYTHON to a Python >= 3.12 that has it";
 
-/// The Python that has codex-app-server-sdk: $CODEX_APP_SERVER_SDK_PYTHON
-/// (an error if it names nothing), else setup.sh's default venv if made.
-fn sdk_python() -> Result<Option<PathBuf>, String> {
-    if let Some(p) = std::env::var_os(SDK_PYTHON).filter(|p| !p.is_empty()) {
+const PY_SDK_PYTHON: &str = "CLAUDE_AGENT_SDK_PY_PYTHON";
+const PY_SDK_ABSENT: &str = "no venv with claude-agent-sdk: run examples/claude-agent-sdk-py/setup.sh, \
+    or set CLAUDE_AGENT_SDK_PY_PYTHON to a Python >= 3.10 that has it";
+
+/// The Python that has an example's package: $`var` (an error if it names
+/// nothing), else its setup.sh's default venv target/`venv` if made.
+fn venv_python(var: &str, venv: &str) -> Result<Option<PathBuf>, String> {
+    if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
-        return if p.exists() { Ok(Some(p)) } else { Err(format!("{SDK_PYTHON}={} does not exist", p.display())) };
+        return if p.exists() { Ok(Some(p)) } else { Err(format!("{var}={} does not exist", p.display())) };
     }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/codex-app-server-sdk-venv/bin/python");
-    Ok(venv.exists().then_some(venv))
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target").join(venv).join("bin/python");
+    Ok(python.exists().then_some(python))
 }
 
 const TS_SDK_NODE: &str = "CLAUDE_AGENT_SDK_TS_NODE";

@@ -1,0 +1,264 @@
+"""Driver shim around the Python Agent SDK, `claude-agent-sdk` 0.2.189,
+speaking docs/driver-protocol.md on stdin/stdout. Per-tool `approve` becomes
+an exact `allowed_tools` entry (the CLI then never asks about it); every
+other gated call reaches the `can_use_tool` callback, which asks the host
+through `host/decide` (or settles it alone where the host declared it settled).
+
+Run: PY=$(bash examples/claude-agent-sdk-py/setup.sh)
+     target/debug/conformance run --provider claude --driver-cmd "$PY examples/claude-agent-sdk-py/shim.py"
+The CLI is the one the harness hands over in `open` (`cli_path`), never the
+binary bundled in the wheel.
+"""
+
+import asyncio
+import json
+import re
+import sys
+import warnings
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKError,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    SystemMessage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    query,
+)
+from claude_agent_sdk.types import CanUseToolShadowedWarning
+
+# The package warns that can_use_tool is skipped for allowed_tools entries:
+# that is the design here (exact entries for `approve` tools only).
+warnings.simplefilter("ignore", CanUseToolShadowedWarning)
+
+# What this shim implements through the package. Not claimed: fingerprint
+# (the package has none), bridge (its in-process SDK servers speak
+# mcp_message, which the fakes do not simulate), resume, call-scoped and
+# HTTP servers (not written here).
+CAPABILITIES = ["claude", "per-tool-approval", "host-prompts"]
+# The package's control protocol (initialize, can_use_tool) is simulated and
+# measured from 2.1.332 on, the version bundled in its wheel.
+PROVIDER_VERSIONS = {"claude": ">=2.1.332"}
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class DriverError(Exception):
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def claude_part(s):
+    """Claude Code's rename for the model and its rules: every UTF-16 unit
+    outside [A-Za-z0-9_-] becomes `_` (docs/providers.md), so a character
+    outside the BMP becomes two."""
+    return "".join(c if re.match(r"[A-Za-z0-9_-]", c) else "_" * (2 if ord(c) > 0xFFFF else 1) for c in s)
+
+
+def tool_name(server, tool):
+    return f"mcp__{claude_part(server)}__{claude_part(tool)}"
+
+
+def normalize(specs):
+    """Trims and checks the declarations; merges identical duplicates."""
+    out = {}
+    for s in specs:
+        name = s["name"].strip()
+        if not NAME_RE.match(name):
+            raise DriverError("invalid-name", f"server name {json.dumps(name)}")
+        tools, renamed = {}, {}
+        for raw, mode in (s.get("tools") or {}).items():
+            if mode not in ("approve", "prompt"):
+                raise DriverError("invalid-policy", f"approval_mode {json.dumps(mode)} for {json.dumps(raw)}")
+            tool = raw.strip()
+            if not tool or len(tool) > 128:
+                raise DriverError("invalid-name", f"tool name {json.dumps(tool)}")
+            if tools.get(tool, mode) != mode:
+                raise DriverError("duplicate-conflict", f"tool {json.dumps(tool)} declared twice")
+            tools[tool] = mode
+            # Two tools Claude Code renames alike are one tool to it: different
+            # policies for them cannot be expressed.
+            r = claude_part(tool)
+            if r in renamed and tools[renamed[r]] != mode:
+                raise DriverError("unsupported-policy", f"{renamed[r]} and {tool} are both {tool_name(name, tool)} to Claude Code")
+            renamed[r] = tool
+        spec = {"name": name, "transport": s["transport"], "tools": tools}
+        if name in out and out[name] != spec:
+            raise DriverError("duplicate-conflict", f"server {json.dumps(name)} declared twice")
+        out[name] = spec
+    return out
+
+
+class Driver:
+    def __init__(self, ask):
+        self.ask = ask  # sends a shim -> host request and awaits its result
+        self.launch = None
+        self.servers = {}
+        self.session_id = None
+
+    def open(self, launch):
+        if launch["provider"] != "claude":
+            raise DriverError("unsupported", f"provider {launch['provider']}")
+        self.servers = normalize(launch["servers"])
+        for s in self.servers.values():
+            if s["transport"]["type"] != "stdio":
+                raise DriverError("unsupported", f"{s['transport']['type']} servers are not implemented")
+        self.launch = launch
+        self.session_id = None
+
+    def mcp_servers(self):
+        return {
+            s["name"]: {"type": "stdio", "command": s["transport"]["command"], "args": s["transport"].get("args") or []}
+            for s in self.servers.values()
+        }
+
+    def allowed_tools(self):
+        """The exact allow entries: one per `approve` tool, nothing server-wide."""
+        return [tool_name(s["name"], t) for s in self.servers.values() for t, mode in s["tools"].items() if mode == "approve"]
+
+    def locate(self, name):
+        """The declared server and tool behind a renamed `mcp__S__T`. The
+        package hands the callback no `mcp_server` (the CLI sends one), so
+        the name alone decides: a server that declares the rest as a tool
+        first, else the longest server name that prefixes it."""
+        found = []
+        for s in self.servers.values():
+            prefix = f"mcp__{claude_part(s['name'])}__"
+            if name.startswith(prefix):
+                rest = name[len(prefix):]
+                tool = next((t for t in s["tools"] if claude_part(t) == rest), None)
+                found.append((tool is not None, len(prefix), s["name"], tool or rest, s["tools"].get(tool)))
+        if not found:
+            return None
+        _, _, server, tool, policy = max(found)
+        return {"server": server, "tool": tool, "policy": policy}
+
+    async def can_use_tool(self, name, tool_input, _context):
+        at = self.locate(name)
+        if at is None:
+            return PermissionResultDeny(message=f"{name} is not a tool the host declared")
+        settled = at["policy"] == "approve" or (at["policy"] is None and self.launch["global"] == "auto-approve")
+        if settled:
+            answer = "accept"
+        else:
+            prompt = {"type": "tool_call", "server": at["server"], "tool": at["tool"]}
+            answer = (await self.ask("host/decide", {"prompt": prompt})).get("answer")
+        if answer == "accept":
+            return PermissionResultAllow(updated_input=tool_input)
+        if answer == "cancel":
+            return PermissionResultDeny(message="The host cancelled this tool call.", interrupt=True)
+        return PermissionResultDeny(message="The host declined this tool call.")
+
+    async def turn(self, prompt):
+        if self.launch is None:
+            raise DriverError("not-open", "open() first")
+        # The package merges `env` over its own environment; the secrets go
+        # to the CLI (and through it to the servers) and nowhere else.
+        env = {**(self.launch.get("secrets") or {}), "CLAUDE_CONFIG_DIR": self.launch["home"]}
+        options = ClaudeAgentOptions(
+            cli_path=self.launch["binary"],
+            cwd=self.launch["cwd"],
+            env=env,
+            mcp_servers=self.mcp_servers(),
+            allowed_tools=self.allowed_tools(),
+            can_use_tool=self.can_use_tool,
+            resume=self.session_id,
+            stderr=lambda text: print(text, file=sys.stderr, flush=True),
+        )
+        calls, pending, result = [], {}, None
+        try:
+            async for msg in query(prompt=prompt, options=options):
+                if isinstance(msg, SystemMessage) and msg.subtype == "init":
+                    self.session_id = msg.data.get("session_id", self.session_id)
+                elif isinstance(msg, AssistantMessage):
+                    for block in msg.content:
+                        if isinstance(block, ToolUseBlock):
+                            pending[block.id] = self.locate(block.name) or {"server": "", "tool": block.name}
+                elif isinstance(msg, UserMessage) and isinstance(msg.content, list):
+                    for block in msg.content:
+                        if isinstance(block, ToolResultBlock):
+                            at = pending.pop(block.tool_use_id, {"server": "", "tool": ""})
+                            status = "failed" if block.is_error else "completed"
+                            calls.append({"call_id": block.tool_use_id, "server": at["server"], "tool": at["tool"], "status": status})
+                elif isinstance(msg, ResultMessage):
+                    result = msg
+                    self.session_id = msg.session_id or self.session_id
+        except (ClaudeSDKError, OSError) as e:
+            kind = "provider-exited" if result else "provider-rejected"
+            raise DriverError(kind, str(e).split("\n")[0]) from e
+        if result is None:
+            raise DriverError("provider-exited", "claude ended without a result")
+        return {"tool_calls": calls, "bridged": []}
+
+
+# ---- the protocol loop -------------------------------------------------------
+
+def write(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+async def main():
+    loop = asyncio.get_running_loop()
+    waiting = {}  # our host/* request ids -> futures
+    ids = iter(range(1, 1 << 62))
+
+    async def ask(method, params):
+        rid = f"h{next(ids)}"
+        fut = waiting[rid] = loop.create_future()
+        write({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        try:
+            return await fut
+        finally:
+            waiting.pop(rid, None)
+
+    driver = Driver(ask)
+    requests = asyncio.Queue()
+
+    async def read():
+        # Answers to our host/* requests are delivered at once, since a turn
+        # is waiting for them; requests are queued and handled one at a time.
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            if not line.strip():
+                continue
+            msg = json.loads(line)
+            if "method" not in msg:
+                fut = waiting.get(msg.get("id"))
+                if fut and not fut.done():
+                    fut.set_result(msg.get("result") or {})
+            else:
+                await requests.put(msg)
+        await requests.put(None)
+
+    reader = asyncio.create_task(read())
+    while (msg := await requests.get()) is not None:
+        method, params, rid = msg["method"], msg.get("params") or {}, msg.get("id")
+        try:
+            if method == "hello":
+                result = {"name": "claude-agent-sdk-py", "capabilities": CAPABILITIES, "provider_versions": PROVIDER_VERSIONS}
+            elif method == "open":
+                driver.open(params["launch"])
+                result = {}
+            elif method == "turn":
+                if params.get("scoped"):
+                    raise DriverError("unsupported", "call-scoped servers are not implemented")
+                result = await driver.turn(params["prompt"])
+            elif method == "close":
+                write({"jsonrpc": "2.0", "id": rid, "result": {}})
+                break
+            else:
+                write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"unknown method {method}"}})
+                continue
+            write({"jsonrpc": "2.0", "id": rid, "result": result})
+        except Exception as e:  # every failure is an answer, never a dead shim
+            kind = e.kind if isinstance(e, DriverError) else "protocol-error"
+            write({"jsonrpc": "2.0", "id": rid, "error": {"code": 1, "message": str(e), "data": {"kind": kind}}})
+    reader.cancel()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
