@@ -50,23 +50,16 @@ impl Scenario {
             }
         }
         let mut scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-            let field = serde_path(e.path());
             let message = e.inner().message().trim().to_string();
-            let span = serde_error_span(&spans, &field, &message);
-            // An unknown key is named by the message; say where it is.
-            let field = match message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
-                Some(key) if field == key || field.ends_with(&format!(".{key}")) => field[..field.len() - key.len()].trim_end_matches('.').to_string(),
-                _ => field,
-            };
+            let (field, span) = serde_error_at(&spans, serde_path(e.path()), &message);
             let field = if field.is_empty() { String::new() } else { format!("{}: ", describe(&field)) };
             at(span, format!("{field}{message}"))
         })?;
         scenario.path = path.to_path_buf();
         check::check(&scenario).map_err(|(field, message)| at(spans.value_of(&field), format!("{}: {message}", describe(&field))))?;
-        scenario.id_at = spans.value_of("id").map_or((1, 1), |s| line_col(text, s.start));
-        scenario.caught_by_at = (0..scenario.caught_by.len())
-            .map(|i| spans.value_of(&format!("caught_by[{i}]")).map_or((1, 1), |s| line_col(text, s.start)))
-            .collect();
+        let position = |field: &str| spans.value_of(field).map_or((1, 1), |s| line_col(text, s.start));
+        scenario.id_at = position("id");
+        scenario.caught_by_at = (0..scenario.caught_by.len()).map(|i| position(&format!("caught_by[{i}]"))).collect();
         Ok(scenario)
     }
 
@@ -122,21 +115,27 @@ fn serde_path(path: &serde_path_to_error::Path) -> String {
     out
 }
 
-/// Where a serde error is: the unknown key itself, the step's `kind` for an
-/// unknown kind, else the value at the error's path.
-fn serde_error_span(spans: &Spans, field: &str, message: &str) -> Option<std::ops::Range<usize>> {
-    let named = |prefix: &str| message.strip_prefix(prefix).and_then(|m| m.split('`').next()).map(str::to_string);
-    if let Some(key) = named("unknown field `") {
-        let full = if field.is_empty() { key } else { format!("{field}.{key}") };
-        return spans.key_of(&full);
+/// The field a serde error is about and where it is: for an unknown key,
+/// its table (the message names the key) and the key itself; for an unknown
+/// step kind, the step and its `kind`; else the value at the error's path.
+fn serde_error_at(spans: &Spans, path: String, message: &str) -> (String, Option<std::ops::Range<usize>>) {
+    if let Some(key) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
+        // The path may or may not end with the unknown key itself.
+        let table = match path.strip_suffix(key) {
+            Some(t) if t.is_empty() || t.ends_with('.') => t.trim_end_matches('.').to_string(),
+            _ => path,
+        };
+        let span = spans.key_of(&if table.is_empty() { key.to_string() } else { format!("{table}.{key}") });
+        return (table, span);
     }
-    if message.starts_with("unknown variant") && field.starts_with("steps[") && !field.contains('.') {
-        return spans.value_of(&format!("{field}.kind"));
-    }
-    if message.starts_with("missing field") {
-        return spans.key_of(field);
-    }
-    spans.value_of(field)
+    let span = if message.starts_with("unknown variant") && path.starts_with("steps[") && !path.contains('.') {
+        spans.value_of(&format!("{path}.kind"))
+    } else if message.starts_with("missing field") {
+        spans.key_of(&path)
+    } else {
+        spans.value_of(&path)
+    };
+    (path, span)
 }
 
 #[cfg(test)]
