@@ -93,11 +93,9 @@ pub fn record(trial: &Trial, verdict: &Verdict, stderr: Option<&str>, seconds: f
         provider: trial.provider_label(),
         driver: trial.driver.label(),
         outcome,
-        note: match (verdict.note(), stderr) {
-            (note, None) => note,
-            (note, Some(tail)) => {
-                Some(note.into_iter().chain([format!("shim stderr, last lines:\n{tail}")]).collect::<Vec<_>>().join("\n"))
-            }
+        note: match (verdict.note(), stderr.map(|t| format!("shim stderr, last lines:\n{t}"))) {
+            (Some(note), Some(tail)) => Some(format!("{note}\n{tail}")),
+            (note, tail) => note.or(tail),
         },
         mismatches: verdict.mismatches().to_vec(),
         seconds,

@@ -54,12 +54,18 @@ pub fn check(scenario: &Scenario, version: Option<Version>, obs: &Observations) 
             violation(format!("the driver's error at {at} carries a secret value"));
         }
     }
-    for secret in &obs.run.secrets {
-        for path in files_below(dir) {
-            if path.extension().is_some_and(|e| e == "token") {
-                continue; // the fake server's own copy of the expected token
-            }
-            if std::fs::read(&path).is_ok_and(|b| forms(secret).iter().any(|f| contains(&b, f.as_bytes()))) {
+    if obs.run.secrets.is_empty() {
+        return out;
+    }
+    // Each file read once, for every form of every secret.
+    let secrets: Vec<Vec<String>> = obs.run.secrets.iter().map(|s| forms(s)).collect();
+    for path in files_below(dir) {
+        if path.extension().is_some_and(|e| e == "token") {
+            continue; // the fake server's own copy of the expected token
+        }
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        for written in &secrets {
+            if written.iter().any(|f| contains(&bytes, f.as_bytes())) {
                 violation(format!("a secret value was written to {}", path.strip_prefix(dir).unwrap_or(&path).display()));
             }
         }
