@@ -74,8 +74,6 @@ pub struct ShimDriver {
     /// Messages after the first bad one are not trusted.
     broken: Option<Failure>,
     killed: bool,
-    /// `event` notifications, in order, for diagnostics.
-    pub events: Vec<Value>,
     stderr_path: std::path::PathBuf,
     _stderr_dir: tempfile::TempDir,
     /// What is recorded of the conversation, see [`Record`].
@@ -139,8 +137,15 @@ impl Record {
 /// The last lines of a trial's shim stderr, for its failed verdict.
 pub fn stderr_tail(run_dir: &std::path::Path, lines: usize) -> Option<String> {
     let text = std::fs::read_to_string(run_dir.join("driver/stderr")).ok()?;
-    let tail: Vec<&str> = text.lines().rev().filter(|l| !l.trim().is_empty()).take(lines).collect();
-    (!tail.is_empty()).then(|| tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
+    let tail = last_lines(&text, lines);
+    (!tail.is_empty()).then(|| tail.join("\n"))
+}
+
+/// The last `n` lines of `text` that are not blank, in order.
+fn last_lines(text: &str, n: usize) -> Vec<&str> {
+    let mut tail: Vec<&str> = text.lines().rev().filter(|l| !l.trim().is_empty()).take(n).collect();
+    tail.reverse();
+    tail
 }
 
 impl ShimDriver {
@@ -178,7 +183,6 @@ impl ShimDriver {
             next_id: 0,
             broken: None,
             killed: false,
-            events: Vec::new(),
             stderr_path,
             _stderr_dir: stderr_dir,
             record: Record::default(),
@@ -234,10 +238,7 @@ impl ShimDriver {
                 return Err(self.fail("protocol-error", format!("invalid message {e}: {}", truncate(&msg.to_string()))));
             }
             match msg.get("method").and_then(Value::as_str) {
-                Some("event") => {
-                    self.record.write("events.jsonl", msg["params"].to_string());
-                    self.events.push(msg["params"].clone());
-                }
+                Some("event") => self.record.write("events.jsonl", msg["params"].to_string()),
                 Some(m) => {
                     let shim_id = msg["id"].clone();
                     let reply = match host.as_deref_mut() {
@@ -291,7 +292,7 @@ impl ShimDriver {
             None => "still running".into(),
         };
         let stderr = std::fs::read_to_string(&self.stderr_path).unwrap_or_default();
-        let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ");
+        let tail = last_lines(&stderr, 5).join(" | ");
         self.fail("shim-exited", format!("{what} ({code}); stderr: {tail}"))
     }
 
