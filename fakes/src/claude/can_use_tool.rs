@@ -7,17 +7,8 @@ use serde_json::{json, Value};
 
 use super::host::{self, Incoming};
 use super::output::Output;
+use super::rules::{read_behavior, PromptAnswer};
 use super::stream;
-
-/// What the host answered a `can_use_tool` with.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HostAnswer {
-    Allow { updated_input: Option<Value> },
-    Deny { message: String, interrupt: bool },
-    /// An error reply, or a shape the CLI does not take (unmeasured: treated
-    /// like an invalid permission prompt tool answer).
-    Invalid,
-}
 
 /// The `can_use_tool` request for a gated MCP call (shape measured on
 /// 2.1.334; `server_policy_ask_only` is true for an MCP tool asked for by
@@ -32,23 +23,12 @@ pub fn can_use_tool(server: &str, source: &str, tool: &str, name: &str, id: &str
     })
 }
 
-/// Reads the host's reply (`response` of its control_response).
-pub fn parse_answer(reply: Option<&Value>) -> HostAnswer {
-    let Some(reply) = reply.filter(|r| r.get("subtype").and_then(Value::as_str) == Some("success")) else {
-        return HostAnswer::Invalid;
-    };
-    let answer = reply.get("response").unwrap_or(&Value::Null);
-    match answer.get("behavior").and_then(Value::as_str) {
-        Some("allow") => match answer.get("updatedInput") {
-            None | Some(Value::Null) => HostAnswer::Allow { updated_input: None },
-            Some(v) if v.is_object() => HostAnswer::Allow { updated_input: Some(v.clone()) },
-            Some(_) => HostAnswer::Invalid,
-        },
-        Some("deny") => match answer.get("message").and_then(Value::as_str) {
-            Some(m) => HostAnswer::Deny { message: m.to_string(), interrupt: answer.get("interrupt") == Some(&json!(true)) },
-            None => HostAnswer::Invalid,
-        },
-        _ => HostAnswer::Invalid,
+/// Reads the host's reply (`response` of its control_response): the same
+/// behavior object as the permission prompt tool's, `interrupt` included.
+pub fn parse_answer(reply: Option<&Value>) -> PromptAnswer {
+    match reply.filter(|r| r.get("subtype").and_then(Value::as_str) == Some("success")) {
+        Some(reply) => read_behavior(reply.get("response").unwrap_or(&Value::Null)),
+        None => PromptAnswer::Invalid,
     }
 }
 
@@ -76,14 +56,14 @@ mod tests {
 
     #[test]
     fn host_answers() {
-        assert_eq!(parse_answer(Some(&reply(json!({"behavior": "allow", "updatedInput": {"a": 1}})))), HostAnswer::Allow { updated_input: Some(json!({"a": 1})) });
+        assert_eq!(parse_answer(Some(&reply(json!({"behavior": "allow", "updatedInput": {"a": 1}})))), PromptAnswer::Allow { updated_input: Some(json!({"a": 1})) });
         assert_eq!(
             parse_answer(Some(&reply(json!({"behavior": "deny", "message": "no", "interrupt": true})))),
-            HostAnswer::Deny { message: "no".into(), interrupt: true }
+            PromptAnswer::Deny { message: "no".into(), interrupt: true }
         );
-        assert_eq!(parse_answer(Some(&reply(json!({"behavior": "deny"})))), HostAnswer::Invalid);
-        assert_eq!(parse_answer(Some(&json!({"subtype": "error", "error": "boom"}))), HostAnswer::Invalid);
-        assert_eq!(parse_answer(None), HostAnswer::Invalid);
+        assert_eq!(parse_answer(Some(&reply(json!({"behavior": "deny"})))), PromptAnswer::Invalid);
+        assert_eq!(parse_answer(Some(&json!({"subtype": "error", "error": "boom"}))), PromptAnswer::Invalid);
+        assert_eq!(parse_answer(None), PromptAnswer::Invalid);
     }
 
     #[test]

@@ -174,16 +174,47 @@ pub fn decide(rules: &Rules, mode: &str, server: &str, tool: &str) -> Verdict {
     }
 }
 
-/// The permission prompt tool's answer, checked as the real CLI does: one
-/// text block holding `{"behavior":"allow","updatedInput"?:{...}}` or
-/// `{"behavior":"deny","message":"..."}`.
+/// An answer to a permission prompt, from the permission prompt tool or an
+/// SDK host's `can_use_tool`: both carry the same `behavior` object.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PromptAnswer {
     Allow { updated_input: Option<Value> },
-    Deny { message: String },
+    /// `interrupt` (SDK hosts only) also ends the turn.
+    Deny { message: String, interrupt: bool },
+    /// Anything else the CLI refuses to take.
     Invalid,
 }
 
+impl PromptAnswer {
+    /// `allow`, `deny` or `invalid`, as outcomes record it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            PromptAnswer::Allow { .. } => "allow",
+            PromptAnswer::Deny { .. } => "deny",
+            PromptAnswer::Invalid => "invalid",
+        }
+    }
+}
+
+/// `{"behavior":"allow","updatedInput"?:{...}}` or
+/// `{"behavior":"deny","message":"...","interrupt"?:true}`.
+pub fn read_behavior(answer: &Value) -> PromptAnswer {
+    match answer.get("behavior").and_then(Value::as_str) {
+        Some("allow") => match answer.get("updatedInput") {
+            None | Some(Value::Null) => PromptAnswer::Allow { updated_input: None },
+            Some(v @ Value::Object(_)) => PromptAnswer::Allow { updated_input: Some(v.clone()) },
+            Some(_) => PromptAnswer::Invalid,
+        },
+        Some("deny") => match answer.get("message").and_then(Value::as_str) {
+            Some(m) => PromptAnswer::Deny { message: m.to_string(), interrupt: answer.get("interrupt") == Some(&json!(true)) },
+            None => PromptAnswer::Invalid,
+        },
+        _ => PromptAnswer::Invalid,
+    }
+}
+
+/// The permission prompt tool's answer, checked as the real CLI does: one
+/// text block holding the behavior object. The tool has no interrupt.
 pub fn parse_prompt_answer(result: &Value) -> PromptAnswer {
     if result.get("isError") == Some(&json!(true)) {
         return PromptAnswer::Invalid;
@@ -194,20 +225,12 @@ pub fn parse_prompt_answer(result: &Value) -> PromptAnswer {
     let Some(text) = block.get("text").and_then(Value::as_str).filter(|_| block.get("type") == Some(&json!("text"))) else {
         return PromptAnswer::Invalid;
     };
-    let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(text) else {
+    let Ok(answer @ Value::Object(_)) = serde_json::from_str::<Value>(text) else {
         return PromptAnswer::Invalid;
     };
-    match answer.get("behavior").and_then(Value::as_str) {
-        Some("allow") => match answer.get("updatedInput") {
-            None | Some(Value::Null) => PromptAnswer::Allow { updated_input: None },
-            Some(v @ Value::Object(_)) => PromptAnswer::Allow { updated_input: Some(v.clone()) },
-            Some(_) => PromptAnswer::Invalid,
-        },
-        Some("deny") => match answer.get("message").and_then(Value::as_str) {
-            Some(m) => PromptAnswer::Deny { message: m.to_string() },
-            None => PromptAnswer::Invalid,
-        },
-        _ => PromptAnswer::Invalid,
+    match read_behavior(&answer) {
+        PromptAnswer::Deny { message, .. } => PromptAnswer::Deny { message, interrupt: false },
+        other => other,
     }
 }
 
@@ -298,7 +321,7 @@ mod tests {
             parse_prompt_answer(&r(r#"{"behavior":"allow","updatedInput":{"a":1}}"#)),
             PromptAnswer::Allow { updated_input: Some(json!({"a": 1})) }
         );
-        assert_eq!(parse_prompt_answer(&r(r#"{"behavior":"deny","message":"no"}"#)), PromptAnswer::Deny { message: "no".into() });
+        assert_eq!(parse_prompt_answer(&r(r#"{"behavior":"deny","message":"no"}"#)), PromptAnswer::Deny { message: "no".into(), interrupt: false });
         for bad in ["yes please", r#"{"behavior":"deny"}"#, r#"{"behavior":"maybe"}"#, r#"{"behavior":"allow","updatedInput":5}"#] {
             assert_eq!(parse_prompt_answer(&r(bad)), PromptAnswer::Invalid, "{bad}");
         }

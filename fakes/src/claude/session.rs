@@ -16,7 +16,7 @@ use super::rules::{self, ModeDenial, PromptAnswer, Rules, Verdict};
 use super::servers::Servers;
 use super::stream::{self, Place};
 use super::host::Host;
-use super::can_use_tool::{self, HostAnswer};
+use super::can_use_tool;
 use super::uuid::new_uuid;
 use crate::wire::Recorder;
 
@@ -258,25 +258,11 @@ impl Session {
         };
         let tool = tool.as_str();
         let reports = self.profile.reports_permission_decision();
-        let decision_meta = |decision: Value| -> Value {
-            let mut m = json!({"id": id});
-            if reports {
-                m["permission_decision"] = decision;
-            }
-            m
-        };
-        let rejected_meta = |kind: &str, decision: Value| -> Value {
-            let mut m = json!({"id": id, "non_execution_kind": kind});
-            if reports {
-                m["permission_decision"] = decision;
-            }
-            m
-        };
         match rules::decide(&self.rules, &self.mode, server, tool) {
             Verdict::Allowed { reason, source } => {
                 let mut o = self.run_tool(server, tool, id, arguments);
                 o.decision = "allowed";
-                o.meta = reports.then(|| decision_meta(json!({"decision": "accept", "source": source, "reason_type": reason})));
+                o.meta = reports.then(|| self.decision_meta(id, json!({"decision": "accept", "source": source, "reason_type": reason})));
                 (o, None)
             }
             Verdict::ModeDenied(kind) => {
@@ -284,16 +270,16 @@ impl Session {
                     ModeDenial::Plan => (
                         profile::plan_denial(name),
                         json!({"decision_reason_type": "mode"}),
-                        rejected_meta("user-rejected", json!({"decision": "reject", "source": "config"})),
+                        self.rejected_meta(id, "user-rejected", json!({"decision": "reject", "source": "config"})),
                     ),
                     ModeDenial::DontAsk => (
                         profile::dont_ask_denial(name),
                         json!({"decision_reason_type": "mode"}),
-                        rejected_meta("permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "mode"})),
+                        self.rejected_meta(id, "permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "mode"})),
                     ),
                     ModeDenial::Auto => {
                         let (text, extra, kind) = self.profile.auto_mode_denial(name);
-                        (text, extra, rejected_meta(kind, json!({"decision": "reject", "source": "config", "reason_type": "classifier"})))
+                        (text, extra, self.rejected_meta(id, kind, json!({"decision": "reject", "source": "config", "reason_type": "classifier"})))
                     }
                 };
                 let mut o = CallOutcome::refused("denied", Rendered::error(text));
@@ -302,32 +288,22 @@ impl Session {
                 (o, None)
             }
             Verdict::Gated if self.host.is_some() && self.prompt_tool.as_deref() == Some("stdio") => {
-                (self.ask_host(server, tool, name, id, arguments, &rejected_meta, &decision_meta), None)
+                (self.ask_host(server, tool, name, id, arguments), None)
             }
             Verdict::Gated => match self.prompt_tool.clone() {
                 None => {
                     let mut o = CallOutcome::refused("denied", Rendered::error(profile::not_granted(name)));
                     o.denied_event = Some(json!({}));
-                    o.meta = Some(rejected_meta("user-rejected", json!({"decision": "reject", "source": "config"})));
+                    o.meta = Some(self.rejected_meta(id, "user-rejected", json!({"decision": "reject", "source": "config"})));
                     (o, None)
                 }
-                Some(prompt_tool) => self.ask_prompt_tool(&prompt_tool, server, tool, name, id, arguments, &rejected_meta, &decision_meta),
+                Some(prompt_tool) => self.ask_prompt_tool(&prompt_tool, server, tool, name, id, arguments),
             },
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn ask_prompt_tool(
-        &mut self,
-        prompt_tool: &str,
-        server: &str,
-        tool: &str,
-        name: &str,
-        id: &str,
-        arguments: &Value,
-        rejected_meta: &dyn Fn(&str, Value) -> Value,
-        decision_meta: &dyn Fn(Value) -> Value,
-    ) -> (CallOutcome, Option<String>) {
+    /// A gated call put to the permission prompt tool (`--permission-prompt-tool mcp__S__T`).
+    fn ask_prompt_tool(&mut self, prompt_tool: &str, server: &str, tool: &str, name: &str, id: &str, arguments: &Value) -> (CallOutcome, Option<String>) {
         let available = self.servers.mcp_tools(&self.rules);
         let Some((p_server, p_tool)) = available.contains(&prompt_tool.to_string()).then(|| self.servers.split_name(prompt_tool)).flatten() else {
             let message = profile::prompt_tool_not_found(prompt_tool, &available);
@@ -347,48 +323,15 @@ impl Session {
             Ok(r) => r.clone(),
             Err(e) => json!({"failure": format!("{e:?}")}),
         }}));
-        let mut o = match answer {
-            PromptAnswer::Allow { updated_input } => {
-                let input = updated_input.unwrap_or_else(|| arguments.clone());
-                let mut o = self.run_tool(server, tool, id, &input);
-                o.meta = self.profile.reports_permission_decision().then(|| decision_meta(json!({"decision": "accept", "source": "user_temporary"})));
-                o.answer = json!("allow");
-                o
-            }
-            PromptAnswer::Deny { message } => {
-                let mut o = CallOutcome::refused("prompt", Rendered::error(message));
-                o.meta = Some(rejected_meta("permission-rule", json!({"decision": "reject", "source": "user_reject"})));
-                o.answer = json!("deny");
-                o
-            }
-            PromptAnswer::Invalid => {
-                let rendered = match &reply {
-                    Err(e) => Rendered::error(profile::tool_use_error(name, &format!("Error: {}", profile::failure_text(&p_server, &p_tool, e, 0.0)))),
-                    Ok(_) => Rendered::error(self.profile.invalid_prompt_answer_text()),
-                };
-                let mut o = CallOutcome::refused("prompt", rendered);
-                o.meta = Some(rejected_meta("permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "other"})));
-                o.answer = json!("invalid");
-                o
-            }
+        let invalid = match &reply {
+            Err(e) => Rendered::error(profile::tool_use_error(name, &format!("Error: {}", profile::failure_text(&p_server, &p_tool, e, 0.0)))),
+            Ok(_) => Rendered::error(self.profile.invalid_prompt_answer_text()),
         };
-        o.decision = "prompt";
-        o.prompted = true;
-        (o, None)
+        (self.settle(answer, invalid, server, tool, id, arguments), None)
     }
 
     /// A gated call put to the SDK host as a `can_use_tool` control request.
-    #[allow(clippy::too_many_arguments)]
-    fn ask_host(
-        &mut self,
-        server: &str,
-        tool: &str,
-        name: &str,
-        id: &str,
-        arguments: &Value,
-        rejected_meta: &dyn Fn(&str, Value) -> Value,
-        decision_meta: &dyn Fn(Value) -> Value,
-    ) -> CallOutcome {
+    fn ask_host(&mut self, server: &str, tool: &str, name: &str, id: &str, arguments: &Value) -> CallOutcome {
         let source = self.servers.iter().find(|s| s.config.name == server).map_or("dynamic", |s| s.config.source);
         let request = can_use_tool::can_use_tool(server, source, tool, name, id, arguments);
         self.session_state("requires_action");
@@ -399,33 +342,59 @@ impl Session {
         self.session_state("running");
         let answer = can_use_tool::parse_answer(reply.as_ref());
         self.rec.record(&json!({"event": "permission_prompt", "tool_use_id": id, "prompt_tool": "stdio", "reply": reply}));
+        let invalid = Rendered::error(self.profile.invalid_prompt_answer_text());
+        self.settle(answer, invalid, server, tool, id, arguments)
+    }
+
+    /// What an answer to a permission prompt (the prompt tool's or the SDK
+    /// host's) does to the gated call; `invalid` is what the model sees of an
+    /// answer the CLI cannot take.
+    fn settle(&mut self, answer: PromptAnswer, invalid: Rendered, server: &str, tool: &str, id: &str, arguments: &Value) -> CallOutcome {
+        let word = answer.word();
         let mut o = match answer {
-            HostAnswer::Allow { updated_input } => {
+            PromptAnswer::Allow { updated_input } => {
                 let input = updated_input.unwrap_or_else(|| arguments.clone());
                 let mut o = self.run_tool(server, tool, id, &input);
-                o.meta = self.profile.reports_permission_decision().then(|| decision_meta(json!({"decision": "accept", "source": "user_temporary"})));
-                o.answer = json!("allow");
+                o.meta = self.profile.reports_permission_decision().then(|| self.decision_meta(id, json!({"decision": "accept", "source": "user_temporary"})));
                 o
             }
-            HostAnswer::Deny { message, interrupt } => {
+            PromptAnswer::Deny { message, interrupt } => {
                 // With interrupt the host's message is not used (measured).
                 let text = if interrupt { profile::REJECTED_STOP.to_string() } else { message };
                 let mut o = CallOutcome::refused("prompt", Rendered::error(text));
-                o.meta = Some(rejected_meta("permission-rule", json!({"decision": "reject", "source": "user_reject"})));
-                o.answer = json!("deny");
+                o.meta = Some(self.rejected_meta(id, "permission-rule", json!({"decision": "reject", "source": "user_reject"})));
                 self.interrupted = interrupt;
                 o
             }
-            HostAnswer::Invalid => {
-                let mut o = CallOutcome::refused("prompt", Rendered::error(self.profile.invalid_prompt_answer_text()));
-                o.meta = Some(rejected_meta("permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "other"})));
-                o.answer = json!("invalid");
+            PromptAnswer::Invalid => {
+                let mut o = CallOutcome::refused("prompt", invalid);
+                o.meta = Some(self.rejected_meta(id, "permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "other"})));
                 o
             }
         };
+        o.answer = json!(word);
         o.decision = "prompt";
         o.prompted = true;
         o
+    }
+
+    /// `_meta` of a call the CLI let through, with its permission decision
+    /// where the version reports one.
+    fn decision_meta(&self, id: &str, decision: Value) -> Value {
+        let mut m = json!({"id": id});
+        if self.profile.reports_permission_decision() {
+            m["permission_decision"] = decision;
+        }
+        m
+    }
+
+    /// `_meta` of a call the CLI did not run, and why.
+    fn rejected_meta(&self, id: &str, kind: &str, decision: Value) -> Value {
+        let mut m = json!({"id": id, "non_execution_kind": kind});
+        if self.profile.reports_permission_decision() {
+            m["permission_decision"] = decision;
+        }
+        m
     }
 
     fn run_tool(&mut self, server: &str, tool: &str, id: &str, arguments: &Value) -> CallOutcome {

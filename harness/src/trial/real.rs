@@ -158,12 +158,8 @@ fn prompt_answers(wire: &[Value]) -> Option<BTreeMap<String, Value>> {
             continue;
         }
         let Some(use_id) = call["msg"]["params"]["arguments"]["tool_use_id"].as_str() else { continue };
-        let answer = match reply_to(&proxied, call).and_then(|r| r["msg"].get("result")).map(parse_prompt_answer) {
-            Some(PromptAnswer::Allow { .. }) => "allow",
-            Some(PromptAnswer::Deny { .. }) => "deny",
-            Some(PromptAnswer::Invalid) | None => "invalid",
-        };
-        answers.insert(use_id.to_string(), json!(answer));
+        let answer = reply_to(&proxied, call).and_then(|r| r["msg"].get("result")).map_or(PromptAnswer::Invalid, parse_prompt_answer);
+        answers.insert(use_id.to_string(), json!(answer.word()));
     }
     Some(answers)
 }
@@ -179,12 +175,8 @@ fn host_answers(wire: &[Value], pids: &BTreeSet<String>) -> BTreeMap<String, Val
         let reply = wire.iter().find(|r| {
             r["dir"] == "c2s" && process_of(r) == process_of(ask) && r["msg"]["type"] == "control_response" && r["msg"]["response"]["request_id"] == ask["msg"]["request_id"]
         });
-        let answer = match can_use_tool::parse_answer(reply.map(|r| &r["msg"]["response"])) {
-            can_use_tool::HostAnswer::Allow { .. } => "allow",
-            can_use_tool::HostAnswer::Deny { .. } => "deny",
-            can_use_tool::HostAnswer::Invalid => "invalid",
-        };
-        answers.insert(use_id.to_string(), json!(answer));
+        let answer = can_use_tool::parse_answer(reply.map(|r| &r["msg"]["response"]));
+        answers.insert(use_id.to_string(), json!(answer.word()));
     }
     answers
 }
