@@ -53,12 +53,16 @@ impl Host {
                         if text.trim().is_empty() {
                             continue;
                         }
-                        let incoming = parse(text);
-                        match &incoming {
-                            Incoming::Malformed(_) => rec.record(&json!({"dir": "in", "text": text.chars().take(512).collect::<String>()})),
-                            _ => rec.record(&json!({"dir": "in", "msg": serde_json::from_str::<Value>(text).unwrap_or(Value::Null)})),
+                        match serde_json::from_str::<Value>(text) {
+                            Ok(msg) => {
+                                rec.record(&json!({"dir": "in", "msg": msg}));
+                                classify(msg)
+                            }
+                            Err(_) => {
+                                rec.record(&json!({"dir": "in", "text": text.chars().take(512).collect::<String>()}));
+                                Incoming::Malformed(parse_error(text))
+                            }
                         }
-                        incoming
                     }
                 };
                 let end = matches!(incoming, Incoming::Eof | Incoming::Malformed(_));
@@ -105,11 +109,8 @@ impl Host {
     }
 }
 
-/// One stdin line as the real CLI reads it.
-pub fn parse(text: &str) -> Incoming {
-    let Ok(msg) = serde_json::from_str::<Value>(text) else {
-        return Incoming::Malformed(parse_error(text));
-    };
+/// A JSON stdin line by its `type`, as the real CLI reads it.
+fn classify(msg: Value) -> Incoming {
     let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     match msg.get("type").and_then(Value::as_str) {
         Some("control_request") => {
@@ -173,11 +174,11 @@ mod tests {
 
     #[test]
     fn lines_by_type() {
-        let c = parse(r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","hooks":{}}}"#);
+        let c = classify(serde_json::from_str(r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","hooks":{}}}"#).unwrap());
         assert!(matches!(c, Incoming::Control { ref id, ref subtype, .. } if id == "r1" && subtype == "initialize"));
-        let r = parse(r#"{"type":"control_response","response":{"subtype":"success","request_id":"u1","response":{"behavior":"allow"}}}"#);
+        let r = classify(serde_json::from_str(r#"{"type":"control_response","response":{"subtype":"success","request_id":"u1","response":{"behavior":"allow"}}}"#).unwrap());
         assert!(matches!(r, Incoming::Response { ref id, .. } if id == "u1"));
-        assert!(matches!(parse(r#"{"type":"keep_alive"}"#), Incoming::Other(_)));
+        assert!(matches!(classify(serde_json::from_str(r#"{"type":"keep_alive"}"#).unwrap()), Incoming::Other(_)));
         assert_eq!(unsupported("r", "bogus")["response"]["error"], "Unsupported control request subtype: bogus");
     }
 }
