@@ -123,13 +123,7 @@ impl BaseConfig {
             toml::from_str::<Settings>(text).map_err(|e| located(&self.path(), text, &e))?;
         }
         let mut table = self.table.clone();
-        if let Some(Value::Object(map)) = thread_config {
-            for (key, value) in map {
-                let value = json_to_toml(value)
-                    .ok_or_else(|| format!("config override `{key}` has a null value"))?;
-                set_dotted(&mut table, key, value);
-            }
-        }
+        apply_thread_config(&mut table, thread_config)?;
         Toml::Table(table).try_into::<Settings>().map_err(|e| format!("invalid config: {}", e.message()))
     }
 
@@ -142,13 +136,8 @@ impl BaseConfig {
         let read = |t: Table| Toml::Table(t).try_into::<Settings>().unwrap_or_default();
         let file = self.text.as_deref().and_then(|t| toml::from_str::<Settings>(t).ok()).unwrap_or_default();
         let mut thread = Table::new();
-        if let Some(Value::Object(map)) = thread_config {
-            for (key, value) in map {
-                if let Some(value) = json_to_toml(value) {
-                    set_dotted(&mut thread, key, value);
-                }
-            }
-        }
+        // Only asked for once for_thread succeeded, so the same config applies.
+        let _ = apply_thread_config(&mut thread, thread_config);
         vec![(CONFIG_FILE, file), (OVERRIDES, read(self.overrides.clone())), (thread_source, read(thread))]
     }
 }
@@ -158,6 +147,17 @@ pub const CONFIG_FILE: &str = "config.toml";
 pub const OVERRIDES: &str = "-c";
 pub const THREAD_START: &str = "thread/start config";
 pub const THREAD_RESUME: &str = "thread/resume config";
+
+/// A thread's `config` (dotted keys to values) laid over `table`.
+fn apply_thread_config(table: &mut Table, thread_config: Option<&Value>) -> Result<(), String> {
+    if let Some(Value::Object(map)) = thread_config {
+        for (key, value) in map {
+            let value = json_to_toml(value).ok_or_else(|| format!("config override `{key}` has a null value"))?;
+            set_dotted(table, key, value);
+        }
+    }
+    Ok(())
+}
 
 /// `path:line:col: message`, the shape the real CLI uses for config errors.
 fn located(path: &Path, text: &str, err: &toml::de::Error) -> String {
