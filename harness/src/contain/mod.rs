@@ -12,6 +12,7 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 pub use supervisor::main_with_args as supervise;
+pub(crate) use tree::{alive, kill};
 
 use crate::command::FakeCommand;
 

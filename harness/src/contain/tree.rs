@@ -25,6 +25,24 @@ pub fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
     found
 }
 
+/// Whether `pid` still runs: a zombie has ended (where init is slow to reap,
+/// it lingers).
+pub fn alive(pid: libc::pid_t) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    parse_stat(&stat).is_some_and(|(state, _)| state != 'Z')
+}
+
+/// SIGKILL to one process (gone already: nothing to do). Only a positive
+/// pid: 0 or -1 would signal a whole group, or everyone.
+pub fn kill(pid: libc::pid_t) {
+    if pid > 0 {
+        // SAFETY: kill(2) with a positive pid signals that process only.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
 /// State and parent pid from `/proc/PID/stat`; the command name before them
 /// may hold spaces and parentheses, so read after its last `)`.
 fn parse_stat(stat: &str) -> Option<(char, libc::pid_t)> {

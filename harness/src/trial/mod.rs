@@ -22,6 +22,7 @@ use tempfile::TempDir;
 
 pub use providers::{FakeCommand, Fakes};
 
+use crate::contain;
 use crate::driver::{Driver, Failure, Prompt};
 use crate::limits::trial_timeout;
 use crate::plan::Target;
@@ -183,23 +184,17 @@ pub fn run_in(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn D
 /// end of input and records it as it exits), then kills any still running:
 /// a trial leaves no process behind.
 pub fn settle_servers(recordings: &std::collections::BTreeMap<String, std::path::PathBuf>) {
-    let pids: Vec<u64> = recordings
+    let pids: Vec<libc::pid_t> = recordings
         .values()
         .flat_map(|p| read_jsonl(p).unwrap_or_default())
         .filter(|e| e["event"] == "start" && e["transport"] == "stdio")
-        .filter_map(|e| e["pid"].as_u64())
+        .filter_map(|e| e["pid"].as_i64()?.try_into().ok())
         .collect();
-    // A zombie has ended: where init is slow to reap, it lingers.
-    let alive = |pid: &u64| {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit(") ").next().and_then(|rest| rest.chars().next());
-        state.is_some_and(|c| c != 'Z')
-    };
     let deadline = std::time::Instant::now() + SETTLE;
-    while pids.iter().any(alive) && std::time::Instant::now() < deadline {
+    while pids.iter().any(|&p| contain::alive(p)) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    pids.iter().filter(|p| alive(p)).for_each(|&pid| kill(pid));
+    pids.into_iter().filter(|&p| contain::alive(p)).for_each(contain::kill);
 }
 
 /// How long a trial's stdio MCP servers get to end after the driver closed.
@@ -209,14 +204,10 @@ const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 pub fn kill_providers(dir: &Path) {
     for e in read_jsonl(&dir.join(TRANSCRIPT)).unwrap_or_default() {
         if e["event"] == "launch" {
-            if let Some(pid) = e["pid"].as_u64() {
-                kill(pid);
+            if let Some(pid) = e["pid"].as_i64().and_then(|p| p.try_into().ok()) {
+                contain::kill(pid);
             }
         }
     }
 }
 
-/// SIGKILL to one process (gone already: nothing to do).
-fn kill(pid: u64) {
-    let _ = std::process::Command::new("kill").args(["-s", "KILL", "--", &pid.to_string()]).stderr(std::process::Stdio::null()).status();
-}
