@@ -72,8 +72,7 @@ fn main() -> ExitCode {
         Some(Command::Fetch { provider, versions }) => fetch(provider, &versions),
         Some(Command::List { select, criteria: true }) => match scenarios(&select) {
             Ok(selected) => {
-                let owned: Vec<Scenario> = selected.iter().map(|s| (**s).clone()).collect();
-                print!("{}", harness::scenario::criteria::markdown(&owned));
+                print!("{}", harness::scenario::criteria::markdown(&selected));
                 ExitCode::SUCCESS
             }
             Err(code) => code,
