@@ -6,7 +6,7 @@
 mod claude_lab;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use claude_lab::*;
 use serde_json::{json, Value};
@@ -43,16 +43,8 @@ fn host(lab: &Lab, args: &[&str], lines: &[Value], answer: &dyn Fn(&Value) -> Va
 }
 
 fn host_env(lab: &Lab, args: &[&str], lines: &[Value], answer: &dyn Fn(&Value) -> Value, env: &[(&str, &str)]) -> Session {
-    let mut child = Command::new(FAKE_CLAUDE)
-        .arg("--run")
-        .arg(lab.dir.join("script.json"))
-        .args(args)
-        .current_dir(lab.dir.join("work"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", lab.dir.join("home"))
-        .env("CLAUDE_CONFIG_DIR", lab.dir.join("cfg"))
-        .env("ENABLE_TOOL_SEARCH", "false")
+    let mut child = lab
+        .command(args)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -235,13 +227,8 @@ fn unknown_control_subtypes_and_bad_lines_get_the_real_answers() {
     assert_eq!(s.code, 0);
     assert_eq!(s.out[1]["response"], json!({"subtype": "error", "request_id": "r1", "error": "Unsupported control request subtype: bogus_subtype", "error_code": "unsupported_request"}));
     let bad = |lines: &[&str], args: &[&str]| {
-        let mut child = Command::new(FAKE_CLAUDE)
-            .arg("--run")
-            .arg(lab.dir.join("script.json"))
-            .args(args)
-            .current_dir(lab.dir.join("work"))
-            .env_clear()
-            .env("CLAUDE_CONFIG_DIR", lab.dir.join("cfg"))
+        let mut child = lab
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

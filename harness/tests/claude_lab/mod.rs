@@ -89,14 +89,9 @@ impl Lab {
         json!({"mcpServers": {"lab": self.stdio("lab", tools.clone()), "other": self.stdio("other", tools)}}).to_string()
     }
 
-    pub fn run(&self, args: &[&str]) -> Ran {
-        self.run_env(args, &[])
-    }
-
-    /// Runs with MCP tools inlined (ENABLE_TOOL_SEARCH=false) unless `env`
-    /// says otherwise: the permission tests here look at the tool calls
-    /// themselves, not at ToolSearch loading them first.
-    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
+    /// The fake with this lab's script, working directory and isolated
+    /// environment (MCP tools inlined: ENABLE_TOOL_SEARCH=false), and `args`.
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(FAKE_CLAUDE);
         cmd.arg("--run")
             .arg(self.dir.join("script.json"))
@@ -106,11 +101,20 @@ impl Lab {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.join("home"))
             .env("CLAUDE_CONFIG_DIR", self.dir.join("cfg"))
-            .env("ENABLE_TOOL_SEARCH", "false")
-            .stdin(Stdio::null());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+            .env("ENABLE_TOOL_SEARCH", "false");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Ran {
+        self.run_env(args, &[])
+    }
+
+    /// Runs with MCP tools inlined (ENABLE_TOOL_SEARCH=false) unless `env`
+    /// says otherwise: the permission tests here look at the tool calls
+    /// themselves, not at ToolSearch loading them first.
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
+        let mut cmd = self.command(args);
+        cmd.stdin(Stdio::null()).envs(env.iter().copied());
         let out = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         let events = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
