@@ -58,30 +58,13 @@ fn main() {
     trials.push(Trial::test("suite::every_criterion_has_a_scenario_and_a_mutant", move || {
         if uncovered.is_empty() { Ok(()) } else { Err(uncovered.join("\n").into()) }
     }));
-    let capabilities = harness::driver::reference_capabilities();
     let scenarios: Vec<Arc<Scenario>> = scenarios.into_iter().map(Arc::new).collect();
     let scenarios_by_id: BTreeMap<String, Arc<Scenario>> =
         scenarios.iter().map(|s| (s.id.clone(), Arc::clone(s))).collect();
-    // The plan's trials, each a libtest-mimic trial.
-    for t in plan::trials(&scenarios, &[DriverSource::reference()], &[]) {
-        let skip = plan::skip_reason(&t.scenario, t.target.version, &capabilities);
-        let trial = Trial::test(t.name(), move || {
-            let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
-            outcome.verdict.into_result().map_err(Failed::from)
-        });
-        trials.push(trial.with_ignored_flag(skip.is_some()));
-    }
-    // The same design refusing every prompt itself must pass too.
-    let fail_closed = DriverSource::fail_closed();
-    let fc_capabilities = fail_closed.make(&fakes().supervise).map(|d| d.capabilities()).unwrap_or_default();
-    for t in plan::trials(&scenarios, &[fail_closed], &[]) {
-        let skip = plan::skip_reason(&t.scenario, t.target.version, &fc_capabilities);
-        let trial = Trial::test(format!("fail-closed::{}", t.name()), move || {
-            let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
-            outcome.verdict.into_result().map_err(Failed::from)
-        });
-        trials.push(trial.with_ignored_flag(skip.is_some()));
-    }
+    // The plan's trials, each a libtest-mimic trial; the same design refusing
+    // every prompt itself must pass too.
+    trials.extend(planned_trials("", DriverSource::reference(), &scenarios));
+    trials.extend(planned_trials("fail-closed::", DriverSource::fail_closed(), &scenarios));
     for scenario in &scenarios {
         for mutant in &scenario.caught_by {
             let s = Arc::clone(scenario);
@@ -96,6 +79,23 @@ fn main() {
     trials.extend(example_shim_trials(&scenarios));
     trials.extend(fidelity_trials(&scenarios_by_id));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// One trial per planned trial of `source`, named `{prefix}{trial}`, ignored
+/// where the driver's claims skip it.
+fn planned_trials(prefix: &str, source: DriverSource, scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
+    let capabilities = source.make(&fakes().supervise).map(|d| d.capabilities()).unwrap_or_default();
+    plan::trials(scenarios, &[source], &[])
+        .into_iter()
+        .map(|t| {
+            let skip = plan::skip_reason(&t.scenario, t.target.version, &capabilities);
+            Trial::test(format!("{prefix}{}", t.name()), move || {
+                let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
+                outcome.verdict.into_result().map_err(Failed::from)
+            })
+            .with_ignored_flag(skip.is_some())
+        })
+        .collect()
 }
 
 /// A mutant no scenario names proves nothing; the list must stay in use.
