@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::driver::{Driver, Failure, Host, HostAnswer, Launch, Prompt, ServerSpec, TurnOutput};
 use crate::command::FakeCommand;
+use crate::stop::NoMessage;
 
 pub const PROTOCOL: u64 = 1;
 pub const SCHEMA: &str = include_str!("../../docs/driver-protocol.schema.json");
@@ -215,15 +216,11 @@ impl ShimDriver {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let deadline = Instant::now() + crate::limits::trial_timeout();
         loop {
-            let wait = deadline.saturating_duration_since(Instant::now()).min(crate::stop::POLL);
-            let line = match self.lines.recv_timeout(wait) {
+            let line = match crate::stop::recv_until(&self.lines, deadline) {
                 Ok(l) => l,
-                Err(RecvTimeoutError::Timeout) if crate::stop::requested() => {
-                    return Err(self.fail("interrupted", format!("the run was interrupted during `{method}`")))
-                }
-                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => continue,
-                Err(RecvTimeoutError::Timeout) => return Err(self.fail("timeout", format!("no answer to `{method}` in time"))),
-                Err(RecvTimeoutError::Disconnected) => Line::Eof,
+                Err(NoMessage::Stopped) => return Err(self.fail("interrupted", format!("the run was interrupted during `{method}`"))),
+                Err(NoMessage::TimedOut) => return Err(self.fail("timeout", format!("no answer to `{method}` in time"))),
+                Err(NoMessage::Disconnected) => Line::Eof,
             };
             let msg = match line {
                 Line::Json(v) => v,

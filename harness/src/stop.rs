@@ -5,7 +5,8 @@
 //! A second signal ends the process at once.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 /// How often a waiting trial looks whether the run was stopped.
 pub const POLL: Duration = Duration::from_millis(50);
@@ -43,5 +44,29 @@ pub fn signal_name(sig: i32) -> String {
         libc::SIGINT => "SIGINT".into(),
         libc::SIGTERM => "SIGTERM".into(),
         other => format!("signal {other}"),
+    }
+}
+
+/// Why [`recv_until`] got nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoMessage {
+    /// The run was stopped while waiting.
+    Stopped,
+    TimedOut,
+    /// The sender is gone.
+    Disconnected,
+}
+
+/// The next message from `rx` by `deadline`, looking every [`POLL`] whether
+/// the run was stopped.
+pub fn recv_until<T>(rx: &Receiver<T>, deadline: Instant) -> Result<T, NoMessage> {
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now()).min(POLL)) {
+            Ok(message) => return Ok(message),
+            Err(RecvTimeoutError::Disconnected) => return Err(NoMessage::Disconnected),
+            Err(RecvTimeoutError::Timeout) if requested() => return Err(NoMessage::Stopped),
+            Err(RecvTimeoutError::Timeout) if Instant::now() >= deadline => return Err(NoMessage::TimedOut),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
     }
 }

@@ -13,7 +13,7 @@ mod wrapper;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
 use std::time::Instant;
 
 use fakes::wire::read_jsonl;
@@ -23,6 +23,7 @@ use tempfile::TempDir;
 pub use providers::{FakeCommand, Fakes};
 
 use crate::contain;
+use crate::stop::NoMessage;
 use crate::driver::{Driver, Failure, Prompt};
 use crate::limits::trial_timeout;
 use crate::plan::Target;
@@ -160,17 +161,12 @@ pub fn run_in(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn D
     std::thread::scope(|scope| {
         let fired = &fired;
         scope.spawn(move || {
-            let deadline = Instant::now() + trial_timeout();
-            loop {
-                match finished.recv_timeout(deadline.saturating_duration_since(Instant::now()).min(crate::stop::POLL)) {
-                    Err(RecvTimeoutError::Timeout) if crate::stop::requested() => {}
-                    Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => continue,
-                    Err(RecvTimeoutError::Timeout) => fired.store(true, Ordering::SeqCst),
-                    Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
-                }
-                kill_providers(dir);
-                return;
+            match crate::stop::recv_until(&finished, Instant::now() + trial_timeout()) {
+                Ok(()) | Err(NoMessage::Disconnected) => return,
+                Err(NoMessage::Stopped) => {}
+                Err(NoMessage::TimedOut) => fired.store(true, Ordering::SeqCst),
             }
+            kill_providers(dir);
         });
         let mut obs = play::play(scenario, target, driver, fakes, dir);
         let _ = done.send(());
