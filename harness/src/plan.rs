@@ -256,12 +256,14 @@ mod tests {
 
     #[test]
     fn tool_search_runs_both_ways_only_where_the_version_has_it() {
-        let (old, new) = (fakes::claude::profile::MEASURED[0], fakes::claude::profile::MEASURED[1]);
+        let measured = fakes::claude::profile::MEASURED;
+        let (old, new) = (measured[0], measured[measured.len() - 1]);
         assert_eq!(ToolSearch::modes(Provider::Claude, Some(old)), [ToolSearch::Off]);
         assert_eq!(ToolSearch::modes(Provider::Claude, Some(new)), [ToolSearch::Off, ToolSearch::On]);
         assert_eq!(ToolSearch::modes(Provider::Codex, fakes::codex::profile::MEASURED.last().copied()), [ToolSearch::Off]);
         let claude = targets(Provider::Claude);
-        assert_eq!(claude.len(), 3);
+        // 2.1.266 without tool search; every later version both ways.
+        assert_eq!(claude.len(), 1 + 2 * (measured.len() - 1));
         assert_eq!(claude.last(), Some(&Target { version: Some(new), tool_search: ToolSearch::On }));
         let (scenarios, _) = embedded();
         let s = scenarios.iter().find(|s| s.provider == Provider::Claude).unwrap();

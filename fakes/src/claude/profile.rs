@@ -9,7 +9,7 @@ use crate::mcp_client::CallFailure;
 use crate::version::Version;
 
 /// Versions measured on the real binary.
-pub const MEASURED: [Version; 2] = [Version::new(2, 1, 266), Version::new(2, 1, 332)];
+pub const MEASURED: [Version; 3] = [Version::new(2, 1, 266), Version::new(2, 1, 332), Version::new(2, 1, 334)];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
@@ -161,16 +161,21 @@ impl Profile {
 
     /// The SDK protocol capabilities init announces.
     pub fn capabilities(&self) -> &'static [&'static str] {
-        if self.version.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 334) {
+            &CAPABILITIES_334
+        } else if self.version.at_least(2, 1, 332) {
             &CAPABILITIES_332
         } else {
             &CAPABILITIES_266
         }
     }
 
-    /// The built-in plugins init lists: none before 2.1.332.
+    /// The built-in plugins init lists: none before 2.1.332; 2.1.334 adds
+    /// cc-plugin-verbs.
     pub fn builtin_plugins(&self) -> &'static [&'static str] {
-        if self.version.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 334) {
+            &["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-verbs"]
+        } else if self.version.at_least(2, 1, 332) {
             &["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring"]
         } else {
             &[]
@@ -181,6 +186,12 @@ impl Profile {
     /// (additional_directories, original_cwd, sandbox_enabled, view_mode ...).
     pub fn init_has_session_fields(&self) -> bool {
         self.version.at_least(2, 1, 332)
+    }
+
+    /// 2.1.334 stamps init and result with the time they were written
+    /// (`written_at`, ISO 8601 like `timestamp`).
+    pub fn stamps_written_at(&self) -> bool {
+        self.version.at_least(2, 1, 334)
     }
 
     /// 2.1.332 names the MCP tool itself in an assistant message's
@@ -287,6 +298,15 @@ const CAPABILITIES_332: [&str; 23] = [
     "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
     "voice_call_talk_line_v1", "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1",
     "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1", "silent_resend_files_v1",
+];
+/// 2.1.334 adds lifecycle_idle_v1.
+const CAPABILITIES_334: [&str; 24] = [
+    "interrupt_receipt_v1", "interrupt_cancel_queued_v1", "interrupt_send_now_v1", "interrupt_requeue_taken_v1",
+    "msg_lifecycle_v1", "request_marker_lists_v1", "ask_user_question_unanswered_v1", "lifecycle_wakeup_source_v1",
+    "sdk_mcp_tools_list_changed", "sdk_mcp_manifests", "mcp_read_resource_v1", "mcp_tool_ui_meta_v1", "ui_surface_v1",
+    "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
+    "voice_call_talk_line_v1", "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1",
+    "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1", "silent_resend_files_v1", "lifecycle_idle_v1",
 ];
 /// The SDK protocol capabilities the initialize answer announces (2.1.332).
 pub const INITIALIZE_CAPABILITIES: [&str; 8] = [

@@ -67,6 +67,9 @@ pub fn init_fields(profile: &Profile, place: &Place) -> Map<String, Value> {
         f.insert("ultrathink_typed_raises".into(), json!(false));
         f.insert("view_mode".into(), json!("default"));
     }
+    if profile.stamps_written_at() {
+        f.insert("written_at".into(), json!(timestamp()));
+    }
     f
 }
 
@@ -119,6 +122,9 @@ pub fn result_fields(profile: &Profile, model: &str, api_calls: usize) -> Map<St
         f.insert("model_usage_since_last_result".into(), by_model);
         f.insert("result_index".into(), json!(0));
         f.insert("safety_stops".into(), json!(0));
+    }
+    if profile.stamps_written_at() {
+        f.insert("written_at".into(), json!(timestamp()));
     }
     f
 }

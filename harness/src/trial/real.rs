@@ -24,26 +24,42 @@ pub fn cache_dir() -> Option<PathBuf> {
     Some(base.join("approval-conformance"))
 }
 
+/// Claude Code versions published only inside the Agent SDK's platform
+/// package (`@anthropic-ai/claude-agent-sdk-linux-x64`), not as
+/// `@anthropic-ai/claude-code`: the version and the SDK release bundling it
+/// (its package.json `claudeCodeVersion`, measured).
+pub const SDK_BUNDLED_CLAUDE: &[(Version, &str)] = &[(Version::new(2, 1, 334), "0.3.334")];
+
+/// Where a fetched version's binary sits inside its cache folder.
+fn binary_in(provider: Provider, version: Version) -> Option<&'static str> {
+    match provider {
+        Provider::Codex => Some("package/vendor/x86_64-unknown-linux-musl/bin/codex"),
+        Provider::Claude if SDK_BUNDLED_CLAUDE.iter().any(|(v, _)| *v == version) => Some("package/claude"),
+        Provider::Claude => Some("node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
+        _ => None,
+    }
+}
+
 /// The cached real binary for a provider version, if fetched.
 pub fn cached_binary(provider: Provider, version: Version) -> Option<PathBuf> {
-    let dir = cache_dir()?;
-    let path = match provider {
-        Provider::Codex => dir.join(format!("codex/{version}/package/vendor/x86_64-unknown-linux-musl/bin/codex")),
-        Provider::Claude => dir.join(format!("claude/{version}/node_modules/@anthropic-ai/claude-code-linux-x64/claude")),
-        _ => return None,
-    };
+    let path = cache_dir()?.join(provider.as_str()).join(version.to_string()).join(binary_in(provider, version)?);
     path.is_file().then_some(path)
 }
 
 /// Fetches a real binary from the npm registry into the cache (a no-op when
-/// it is there already) and returns its path.
+/// it is there already) and returns its path. The package is unpacked in a
+/// scratch folder beside the cache's and renamed into place only when its
+/// binary is there, so a failed or interrupted fetch leaves nothing behind.
 pub fn fetch(provider: Provider, version: Version) -> Result<PathBuf, String> {
     if let Some(bin) = cached_binary(provider, version) {
         return Ok(bin);
     }
+    let inside = binary_in(provider, version).ok_or_else(|| format!("there is no real {} to fetch", provider.as_str()))?;
     let cache = cache_dir().ok_or("no cache directory: set HOME or XDG_CACHE_HOME")?;
-    let dest = cache.join(provider.as_str()).join(version.to_string());
-    std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let parent = cache.join(provider.as_str());
+    let dest = parent.join(version.to_string());
+    std::fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let scratch = tempfile::Builder::new().prefix(".fetch-").tempdir_in(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     let run = |cmd: &mut std::process::Command| -> Result<(), String> {
         let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
         if out.status.success() {
@@ -52,26 +68,38 @@ pub fn fetch(provider: Provider, version: Version) -> Result<PathBuf, String> {
             Err(format!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
         }
     };
-    match provider {
-        Provider::Codex => {
-            let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-            run(std::process::Command::new("npm").args(["pack", "--silent", &format!("@openai/codex@{version}-linux-x64")]).current_dir(tmp.path()))?;
-            let tarball = std::fs::read_dir(tmp.path())
+    let sdk = SDK_BUNDLED_CLAUDE.iter().find(|(v, _)| *v == version).map(|(_, sdk)| *sdk);
+    let packed = match (provider, sdk) {
+        (Provider::Codex, _) => Some(format!("@openai/codex@{version}-linux-x64")),
+        (Provider::Claude, Some(sdk)) => Some(format!("@anthropic-ai/claude-agent-sdk-linux-x64@{sdk}")),
+        _ => None,
+    };
+    let unpacked = scratch.path().join("v");
+    std::fs::create_dir(&unpacked).map_err(|e| e.to_string())?;
+    match packed {
+        Some(spec) => {
+            run(std::process::Command::new("npm").args(["pack", "--silent", &spec]).current_dir(scratch.path()))?;
+            let tarball = std::fs::read_dir(scratch.path())
                 .map_err(|e| e.to_string())?
                 .flatten()
                 .map(|e| e.path())
                 .find(|p| p.extension().is_some_and(|e| e == "tgz"))
                 .ok_or("npm pack wrote no tarball")?;
-            run(std::process::Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&dest))?;
+            run(std::process::Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&unpacked))?;
         }
-        Provider::Claude => {
-            run(std::process::Command::new("npm")
-                .args(["install", "--silent", "--no-audit", "--no-fund", &format!("@anthropic-ai/claude-code@{version}")])
-                .current_dir(&dest))?;
-        }
-        other => return Err(format!("there is no real {} to fetch", other.as_str())),
+        None => run(std::process::Command::new("npm")
+            .args(["install", "--silent", "--no-audit", "--no-fund", &format!("@anthropic-ai/claude-code@{version}")])
+            .current_dir(&unpacked))?,
     }
-    cached_binary(provider, version).ok_or_else(|| format!("fetched {} {version}, but its binary is not where expected", provider.as_str()))
+    if !unpacked.join(inside).is_file() {
+        return Err(format!("fetched {} {version}, but its binary is not where expected ({inside})", provider.as_str()));
+    }
+    // A leftover folder without the binary (an older, non-atomic fetch) makes way.
+    if dest.exists() {
+        std::fs::remove_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    }
+    std::fs::rename(&unpacked, &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    Ok(dest.join(inside))
 }
 
 /// Claude Code's stream-json, relayed: one outcome per tool call step.
