@@ -1,7 +1,8 @@
 //! The committed recordings of real CLI runs (`recordings/`): each one's
-//! scenario is replayed on the fake with the reference driver, and the two
-//! runs are compared, summary and every message, against the allow-list of
-//! known differences (`recordings/ALLOWED.toml`).
+//! scenario is replayed on the fake with the driver that made it (the
+//! reference, or a shim such as an Agent SDK example), and the two runs are
+//! compared, summary and every message, against the allow-list of known
+//! differences (`recordings/ALLOWED.toml`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -9,8 +10,8 @@ use std::sync::Arc;
 
 use fakes::version::Version;
 
+use crate::driver::Driver;
 use crate::plan::{Target, ToolSearch};
-use crate::reference::ReferenceDriver;
 use crate::runner::run_with;
 use crate::scenario::Scenario;
 use crate::trial::Fakes;
@@ -24,14 +25,33 @@ pub const ALLOWED: &str = "ALLOWED.toml";
 /// Longest list of differences a failure prints.
 const SHOWN: usize = 40;
 
+/// The folder of recordings made by drivers other than the reference:
+/// `drivers/<driver name>/<provider>/<version>/<scenario>.json`.
+pub const DRIVERS: &str = "drivers";
+
+/// The reference driver's name, whose recordings sit at the top.
+pub const REFERENCE: &str = "reference";
+
+/// Where a recording of `driver` on `provider` `version` (with its tool
+/// search suffix) goes under `root`.
+pub fn folder(root: &Path, driver: &str, provider: &str, version: &str) -> PathBuf {
+    let base = if driver == REFERENCE { root.to_path_buf() } else { root.join(DRIVERS).join(driver) };
+    base.join(provider).join(version)
+}
+
 /// Every recording under `root` (`<provider>/<version>/<scenario>.json`,
-/// `<version>+tool-search` for Claude Code's tool search on), sorted.
+/// `<version>+tool-search` for Claude Code's tool search on, and the same
+/// below `drivers/<driver>/`), sorted.
 pub fn files(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for provider in std::fs::read_dir(root).into_iter().flatten().flatten() {
-        for version in std::fs::read_dir(provider.path()).into_iter().flatten().flatten() {
-            let found = std::fs::read_dir(version.path()).into_iter().flatten().flatten().map(|f| f.path());
-            files.extend(found.filter(|f| f.extension().is_some_and(|e| e == "json")));
+    let mut roots = vec![root.to_path_buf()];
+    roots.extend(std::fs::read_dir(root.join(DRIVERS)).into_iter().flatten().flatten().map(|d| d.path()));
+    for base in roots {
+        for provider in std::fs::read_dir(&base).into_iter().flatten().flatten().filter(|p| p.file_name() != DRIVERS) {
+            for version in std::fs::read_dir(provider.path()).into_iter().flatten().flatten() {
+                let found = std::fs::read_dir(version.path()).into_iter().flatten().flatten().map(|f| f.path());
+                files.extend(found.filter(|f| f.extension().is_some_and(|e| e == "json")));
+            }
         }
     }
     files.sort();
@@ -56,22 +76,40 @@ pub struct Replay {
     pub unallowed: Vec<Difference>,
 }
 
-/// `fidelity::<provider>-<version>::<scenario>`, from the file's place.
+/// `fidelity::<provider>-<version>::<scenario>` from the file's place, with
+/// `<driver>::` after `fidelity::` for another driver's recording.
 pub fn trial_name(file: &Path) -> String {
     let part = |n: usize| file.iter().rev().nth(n).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    format!("fidelity::{}-{}::{}", part(2), part(1), part(0).trim_end_matches(".json"))
+    let driver = if part(4) == DRIVERS { format!("{}::", part(3)) } else { String::new() };
+    format!("fidelity::{driver}{}-{}::{}", part(2), part(1), part(0).trim_end_matches(".json"))
 }
 
-/// Runs the recording's scenario on the fake and compares.
-pub fn replay(file: &Path, scenarios: &BTreeMap<String, Arc<Scenario>>, allow: &AllowList, fakes: &Fakes) -> Result<Replay, String> {
+/// A recording read from its file.
+pub fn load(file: &Path) -> Result<Recording, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    Recording::parse(&text).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// Runs the recording's scenario on the fake with `driver` (one that
+/// reports the recording's driver name) and compares.
+pub fn replay(
+    file: &Path,
+    real: &Recording,
+    driver: &mut dyn Driver,
+    scenarios: &BTreeMap<String, Arc<Scenario>>,
+    allow: &AllowList,
+    fakes: &Fakes,
+) -> Result<Replay, String> {
     let at = |e: String| format!("{}: {e}", file.display());
-    let text = std::fs::read_to_string(file).map_err(|e| at(e.to_string()))?;
-    let real = Recording::parse(&text).map_err(at)?;
     let scenario = scenarios.get(&real.scenario).ok_or_else(|| at(format!("no scenario `{}`", real.scenario)))?;
     let version: Version = real.version.parse().map_err(at)?;
     let tool_search = if real.tool_search { ToolSearch::On } else { ToolSearch::Off };
     let target = Target { version: Some(version), tool_search };
-    let fake = run_with(scenario, target, &mut ReferenceDriver::new(), fakes).capture;
+    let name = driver.name();
+    if name != real.driver {
+        return Err(at(format!("recorded with driver `{}`, replayed with `{name}`", real.driver)));
+    }
+    let fake = run_with(scenario, target, driver, fakes).capture;
     let comparison = compare(&real.conversations, &fake.conversations);
     let mut used = BTreeSet::new();
     let mut unallowed = Vec::new();
@@ -123,4 +161,24 @@ pub fn totals(replays: &[&Replay], allow: &AllowList) -> String {
         differences - unallowed,
         allow.len(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_drivers_recordings_sit_below_drivers_and_are_named_for_it() {
+        let root = tempfile::tempdir().unwrap();
+        let reference = folder(root.path(), REFERENCE, "claude", "2.1.334");
+        let shim = folder(root.path(), "claude-agent-sdk-ts", "claude", "2.1.334+tool-search");
+        assert_eq!(reference, root.path().join("claude/2.1.334"));
+        assert_eq!(shim, root.path().join("drivers/claude-agent-sdk-ts/claude/2.1.334+tool-search"));
+        for dir in [&reference, &shim] {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("s.json"), "{}").unwrap();
+        }
+        let names: Vec<String> = files(root.path()).iter().map(|f| trial_name(f)).collect();
+        assert_eq!(names, ["fidelity::claude-2.1.334::s", "fidelity::claude-agent-sdk-ts::claude-2.1.334+tool-search::s"]);
+    }
 }

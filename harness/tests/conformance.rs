@@ -77,7 +77,7 @@ fn main() {
         trials.push(Trial::test(format!("shim::same-verdicts::{}", scenario.id), move || same_verdicts_through_shim(&s)));
     }
     trials.extend(example_shim_trials(&scenarios));
-    trials.extend(fidelity_trials(&scenarios_by_id));
+    trials.extend(fidelity_trials(&scenarios_by_id, example_shims(&scenarios)));
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -143,11 +143,20 @@ fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
     if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n").into()) }
 }
 
-/// One trial per scenario for each example shim under examples/: the Python
-/// example (host-prompts) and the Go-style one (fail-closed) with no expected
-/// failures, the codex-app-server-sdk and claude-agent-sdk packages with
-/// their committed baselines.
-fn example_shim_trials(scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
+/// An example shim under examples/: its label (the name it reports in
+/// `hello` for the Agent SDK ones), its command and committed baseline when
+/// its package is installed (None: not installed, `absent` says how to), or
+/// why it cannot run.
+struct ExampleShim {
+    label: &'static str,
+    shim: Result<Option<(Vec<String>, ExpectedFailures)>, String>,
+    absent: &'static str,
+}
+
+/// The Python example (host-prompts) and the Go-style one (fail-closed)
+/// with no expected failures, the codex-app-server-sdk and claude-agent-sdk
+/// packages with their committed baselines.
+fn example_shims(scenarios: &[Arc<Scenario>]) -> Vec<ExampleShim> {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let script = |dir: &str| examples.join(dir).join("shim.py").display().to_string();
     let known: BTreeSet<String> = scenarios.iter().map(|s| s.id.clone()).collect();
@@ -165,15 +174,20 @@ fn example_shim_trials(scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
         let expected = ExpectedFailures::load(&py_dir.join("expected-failures.txt"), &known)?;
         Ok(python.map(|p| (vec![p.display().to_string(), script("claude-agent-sdk-py")], expected)))
     });
-    let shims = [
-        ("python-shim", Ok(Some((vec!["python3".to_string(), script("python-shim")], ExpectedFailures::default()))), ""),
-        ("go-style-shim", Ok(Some((vec!["python3".to_string(), script("go-style-shim")], ExpectedFailures::default()))), ""),
-        ("codex-app-server-sdk", sdk, SDK_ABSENT),
-        ("claude-agent-sdk-ts", ts, TS_SDK_ABSENT),
-        ("claude-agent-sdk-py", py, PY_SDK_ABSENT),
-    ];
+    let plain = |dir| Ok(Some((vec!["python3".to_string(), script(dir)], ExpectedFailures::default())));
+    vec![
+        ExampleShim { label: "python-shim", shim: plain("python-shim"), absent: "" },
+        ExampleShim { label: "go-style-shim", shim: plain("go-style-shim"), absent: "" },
+        ExampleShim { label: "codex-app-server-sdk", shim: sdk, absent: SDK_ABSENT },
+        ExampleShim { label: "claude-agent-sdk-ts", shim: ts, absent: TS_SDK_ABSENT },
+        ExampleShim { label: "claude-agent-sdk-py", shim: py, absent: PY_SDK_ABSENT },
+    ]
+}
+
+/// One trial per scenario for each example shim.
+fn example_shim_trials(scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
     let mut trials = Vec::new();
-    for (label, shim, absent) in shims {
+    for ExampleShim { label, shim, absent } in example_shims(scenarios) {
         let shim = Arc::new(shim);
         for scenario in scenarios {
             let (s, shim) = (Arc::clone(scenario), Arc::clone(&shim));
@@ -257,7 +271,7 @@ fn example_shim_passes(cmd: &[String], s: &Arc<Scenario>, expected: &ExpectedFai
 /// message by message, but for what recordings/ALLOWED.toml allows. One more
 /// trial fails on allow-list entries nothing needs any more and prints the
 /// totals. Runs offline.
-fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>) -> Vec<Trial> {
+fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>, shims: Vec<ExampleShim>) -> Vec<Trial> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings");
     let allow = match recordings::allow_list(&root) {
         Ok(a) => a,
@@ -265,12 +279,15 @@ fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>) -> Vec<Trial> {
     };
     let files = recordings::files(&root);
     let cells = files.iter().map(|_| OnceLock::new()).collect();
-    let all = Arc::new(Replays { files, cells, allow, scenarios: scenarios.clone() });
+    // The example shims that made recordings, by the name they report.
+    let drivers = shims.into_iter().map(|e| (e.label.to_string(), (e.shim.map(|s| s.map(|(cmd, _)| cmd)), e.absent))).collect();
+    let all = Arc::new(Replays { files, cells, allow, scenarios: scenarios.clone(), drivers });
     let mut trials: Vec<Trial> = (0..all.files.len())
         .map(|i| {
             let all = Arc::clone(&all);
-            Trial::test(recordings::trial_name(&all.files[i]), move || match all.get(i) {
-                Ok(r) => r.failure().map_or(Ok(()), |f| Err(f.into())),
+            Trial::ignorable_test(recordings::trial_name(&all.files[i]), move || match all.get(i) {
+                Ok(Some(r)) => r.failure().map_or(Ok(Completion::Completed), |f| Err(f.into())),
+                Ok(None) => Ok(Completion::ignored_with(all.absent(i))),
                 Err(e) => Err(e.clone().into()),
             })
         })
@@ -278,7 +295,12 @@ fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>) -> Vec<Trial> {
     trials.push(Trial::test("fidelity::allow_list_is_current", move || {
         let indices: Vec<usize> = (0..all.files.len()).collect();
         harness::pool::map_ordered(&indices, harness::pool::default_jobs(), |&i| { all.get(i); }, |_, _| {});
-        let replays: Vec<&Replay> = all.cells.iter().filter_map(|c| c.get()?.as_ref().ok()).collect();
+        if let Some(i) = indices.iter().find(|&&i| matches!(all.get(i), Ok(None))) {
+            // Its recordings might be what an entry is for.
+            println!("not checked: {} was not replayed ({})", all.files[*i].display(), all.absent(*i));
+            return Ok(());
+        }
+        let replays: Vec<&Replay> = all.cells.iter().filter_map(|c| c.get()?.as_ref().ok()?.as_ref()).collect();
         println!("{}", recordings::totals(&replays, &all.allow));
         let used: BTreeSet<_> = replays.iter().flat_map(|r| r.used.iter().copied()).collect();
         let stale = all.allow.stale(&used);
@@ -291,16 +313,44 @@ fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>) -> Vec<Trial> {
     trials
 }
 
-/// Each recording replayed once, shared by its own trial and the stale check.
+/// The command of each example shim that is installed (None: not
+/// installed), and how to install it.
+type ShimCommands = BTreeMap<String, (Result<Option<Vec<String>>, String>, &'static str)>;
+
+/// Each recording replayed once, shared by its own trial and the stale
+/// check; Ok(None) when the shim that made it is not installed.
 struct Replays {
     files: Vec<PathBuf>,
-    cells: Vec<OnceLock<Result<Replay, String>>>,
+    cells: Vec<OnceLock<Result<Option<Replay>, String>>>,
     allow: AllowList,
     scenarios: BTreeMap<String, Arc<Scenario>>,
+    drivers: ShimCommands,
 }
 
 impl Replays {
-    fn get(&self, i: usize) -> &Result<Replay, String> {
-        self.cells[i].get_or_init(|| recordings::replay(&self.files[i], &self.scenarios, &self.allow, &fakes()))
+    fn get(&self, i: usize) -> &Result<Option<Replay>, String> {
+        self.cells[i].get_or_init(|| {
+            let file = &self.files[i];
+            let real = recordings::load(file)?;
+            let source = if real.driver == recordings::REFERENCE {
+                DriverSource::reference()
+            } else {
+                match self.drivers.get(&real.driver) {
+                    Some((Ok(Some(cmd)), _)) => DriverSource::Shim(cmd.clone()),
+                    Some((Ok(None), _)) => return Ok(None),
+                    Some((Err(e), _)) => return Err(e.clone()),
+                    None => return Err(format!("{}: made by `{}`, which is no example shim", file.display(), real.driver)),
+                }
+            };
+            let fakes = fakes();
+            let mut driver = source.make(&fakes.supervise).map_err(|e| e.to_string())?;
+            recordings::replay(file, &real, driver.as_mut(), &self.scenarios, &self.allow, &fakes).map(Some)
+        })
+    }
+
+    /// Why recording `i` was not replayed.
+    fn absent(&self, i: usize) -> String {
+        let driver = recordings::load(&self.files[i]).map(|r| r.driver).unwrap_or_default();
+        self.drivers.get(&driver).map(|(_, absent)| absent.to_string()).unwrap_or_default()
     }
 }

@@ -54,7 +54,9 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                     }
                 }
                 let mut s = start(&launch, &mut out, &mut dynamic, &host);
-                let response = initialize_response(&launch, servers.is_some(), request.get("hooks").is_some());
+                // The Python SDK sends `"hooks": null` without hooks: none applied (measured on 2.1.332).
+                let hooks = request.get("hooks").is_some_and(|h| !h.is_null());
+                let response = initialize_response(&launch, servers.is_some(), hooks);
                 let mut reply = host::success(&id, response);
                 // Nothing is pending at the start of a session.
                 reply["response"]["pending_permission_requests"] = json!([]);

@@ -458,7 +458,10 @@ impl Session {
     /// read in 2.1.332's source, seen on its wire).
     pub fn session_state(&mut self, state: &str) {
         if self.host.is_some() && self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_some_and(|v| !v.is_empty()) {
-            let event = json!({"type": "system", "subtype": "session_state_changed", "state": state, "sdk_host_only": true, "session_id": self.session_id, "uuid": new_uuid()});
+            let mut event = json!({"type": "system", "subtype": "session_state_changed", "state": state, "sdk_host_only": true, "session_id": self.session_id, "uuid": new_uuid()});
+            if self.profile.stamps_written_at() {
+                event["written_at"] = json!(stream::timestamp());
+            }
             self.out.event(event);
         }
     }

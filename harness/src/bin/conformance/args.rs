@@ -87,6 +87,10 @@ pub enum Command {
         /// Only print the normalization and ordering rules, each with why.
         #[arg(long)]
         rules: bool,
+        /// A shim whose recordings (recordings/drivers/<its name>/) are
+        /// replayed with it (repeatable); without one they are skipped.
+        #[arg(long = "driver-cmd", value_name = "'PROGRAM ARGS...'")]
+        driver_cmd: Vec<String>,
     },
     /// Run on the real binaries (like `run --real`) and write each trial's
     /// normalized recording under OUT/<provider>/<version>/<scenario>.json.
@@ -102,6 +106,10 @@ pub enum Command {
         /// recordings/ shows a fake's differences side by side.
         #[arg(long)]
         fake: bool,
+        /// Record this shim instead of the reference driver (repeatable);
+        /// its recordings go below OUT/drivers/<the name it reports>/.
+        #[arg(long = "driver-cmd", value_name = "'PROGRAM ARGS...'")]
+        driver_cmd: Vec<String>,
     },
 }
 
@@ -191,6 +199,11 @@ fn parse_version(s: &str) -> Result<Version, String> {
     s.parse()
 }
 
+/// A `--driver-cmd` value: program and arguments, split on spaces.
+pub fn shim(cmd: &str) -> DriverSource {
+    DriverSource::Shim(cmd.split_whitespace().map(String::from).collect())
+}
+
 impl RunArgs {
     /// `--driver` and `--driver-cmd` in command-line order; the reference
     /// driver when neither is given.
@@ -201,7 +214,7 @@ impl RunArgs {
             found.push((i, DriverSource::Builtin(name.clone())));
         }
         for (i, cmd) in indices("driver_cmd").into_iter().zip(&self.driver_cmd) {
-            found.push((i, DriverSource::Shim(cmd.split_whitespace().map(String::from).collect())));
+            found.push((i, shim(cmd)));
         }
         found.sort_by_key(|(i, _)| *i);
         self.drivers = found.into_iter().map(|(_, d)| d).collect();

@@ -112,19 +112,20 @@ fn main() -> ExitCode {
             harness::verdict::fidelity::rules().iter().for_each(|r| println!("{r}"));
             ExitCode::SUCCESS
         }
-        Some(Command::Fidelity { recordings, filter, jobs, .. }) => {
+        Some(Command::Fidelity { recordings, filter, jobs, driver_cmd, .. }) => {
             let fakes = match std::env::current_exe() {
                 Ok(exe) => Fakes::multicall(exe),
                 Err(e) => return bad(&format!("cannot find my own executable: {e}")),
             };
             let jobs = jobs.unwrap_or_else(harness::pool::default_jobs);
-            match record::fidelity(&recordings, filter.as_deref(), jobs, &fakes) {
+            let shims: Vec<_> = driver_cmd.iter().map(|c| args::shim(c)).collect();
+            match record::fidelity(&recordings, filter.as_deref(), jobs, &shims, &fakes) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::from(1),
                 Err(e) => bad(&e),
             }
         }
-        Some(Command::Record { out, select, versions, fake }) => {
+        Some(Command::Record { out, select, versions, fake, driver_cmd }) => {
             let selected = match scenarios(&select) {
                 Ok(s) => s,
                 Err(code) => return code,
@@ -134,7 +135,11 @@ fn main() -> ExitCode {
                 Ok(exe) => Fakes::multicall(exe).with_cached_real_binaries(),
                 Err(e) => return bad(&format!("cannot find my own executable: {e}")),
             };
-            match record::record(&out, &selected, &versions, &fakes) {
+            let mut drivers: Vec<_> = driver_cmd.iter().map(|c| args::shim(c)).collect();
+            if drivers.is_empty() {
+                drivers.push(harness::source::DriverSource::reference());
+            }
+            match record::record(&out, &selected, &versions, &drivers, &fakes) {
                 Ok(false) => ExitCode::SUCCESS,
                 Ok(true) => ExitCode::from(1),
                 Err(e) => bad(&e),

@@ -1,8 +1,10 @@
-//! `conformance record --out DIR`: the reference driver on every cached real
-//! binary, one normalized recording per trial:
-//! `OUT/<provider>/<version>/<scenario>.json` (`<version>+tool-search` for
-//! Claude Code's tool search on). `conformance fidelity`: every
-//! recording replayed on the fake and compared message by message.
+//! `conformance record --out DIR`: the reference driver (or each
+//! `--driver-cmd` shim) on every cached real binary, one normalized
+//! recording per trial: `OUT/<provider>/<version>/<scenario>.json`
+//! (`<version>+tool-search` for Claude Code's tool search on; a shim's below
+//! `OUT/drivers/<its name>/`). `conformance fidelity`: every recording
+//! replayed on the fake with the driver that made it and compared message by
+//! message.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -19,14 +21,16 @@ use harness::verdict::fidelity::Recording;
 use harness::verdict::{describe, Verdict};
 
 /// Ok(any trial failed), or Err(message) for bad input.
-pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], fakes: &Fakes) -> Result<bool, String> {
+pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], drivers: &[DriverSource], fakes: &Fakes) -> Result<bool, String> {
     if fakes.real.is_empty() && fakes.real_only {
         return Err("no real binaries cached: run scripts/fetch-provider.sh codex VERSION first".into());
     }
     let mut failed = false;
-    for t in plan::trials(scenarios, &[DriverSource::reference()], versions) {
+    for t in plan::trials(scenarios, drivers, versions) {
         let (s, v) = (&t.scenario, t.target.version);
-        let outcome = run_with(s, t.target, &mut harness::reference::ReferenceDriver::new(), fakes);
+        let mut driver = t.driver.make(&fakes.supervise).map_err(|e| format!("{}: {e}", t.driver.label()))?;
+        let outcome = run_with(s, t.target, driver.as_mut(), fakes);
+        let driver_name = driver.name();
         let name = t.name();
         let verdict = match &outcome.verdict {
             Verdict::Skip(reason) => {
@@ -41,14 +45,14 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], fak
             }
         };
         let Some(v) = v else { continue };
-        let dir = out.join(s.provider.as_str()).join(format!("{v}{}", t.target.tool_search.suffix()));
+        let dir = recordings::folder(out, &driver_name, s.provider.as_str(), &format!("{v}{}", t.target.tool_search.suffix()));
         let file = dir.join(format!("{}.json", s.id));
         let recording = Recording {
             scenario: s.id.clone(),
             provider: s.provider.as_str().to_string(),
             version: v.to_string(),
             tool_search: t.target.tool_search == plan::ToolSearch::On,
-            driver: "reference".into(),
+            driver: driver_name,
             verdict: verdict.into(),
             summary: outcome.capture.summary,
             conversations: outcome.capture.conversations,
@@ -62,9 +66,17 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], fak
 }
 
 /// Ok(true) when every recording matches within the allow-list and no
-/// entry is stale; Err(message) for bad input.
-pub fn fidelity(root: &Path, filter: Option<&str>, jobs: usize, fakes: &Fakes) -> Result<bool, String> {
+/// entry is stale; Err(message) for bad input. `shims` are the drivers
+/// besides the reference whose recordings can be replayed (by the name
+/// each reports); a recording of any other driver is skipped, with why.
+pub fn fidelity(root: &Path, filter: Option<&str>, jobs: usize, shims: &[DriverSource], fakes: &Fakes) -> Result<bool, String> {
     let allow = recordings::allow_list(root)?;
+    let mut by_name = BTreeMap::from([(recordings::REFERENCE.to_string(), DriverSource::reference())]);
+    for shim in shims {
+        let mut driver = shim.make(&fakes.supervise).map_err(|e| format!("{}: {e}", shim.label()))?;
+        by_name.insert(driver.name(), shim.clone());
+        driver.close();
+    }
     let (all, broken) = plan::embedded();
     if let Some(e) = broken.first() {
         return Err(e.to_string());
@@ -72,16 +84,25 @@ pub fn fidelity(root: &Path, filter: Option<&str>, jobs: usize, fakes: &Fakes) -
     let scenarios: BTreeMap<String, Arc<Scenario>> = all.into_iter().map(|s| (s.id.clone(), Arc::new(s))).collect();
     let files: Vec<_> = recordings::files(root).into_iter().filter(|f| filter.is_none_or(|t| recordings::trial_name(f).contains(t))).collect();
     let mut ok = true;
-    let results = harness::pool::map_ordered(&files, jobs, |f| recordings::replay(f, &scenarios, &allow, fakes), |i, r| match r {
-        Ok(r) => match r.failure() {
+    let replay = |f: &std::path::PathBuf| -> Result<Option<Replay>, String> {
+        let real = recordings::load(f)?;
+        let Some(source) = by_name.get(&real.driver) else { return Ok(None) };
+        let mut driver = source.make(&fakes.supervise).map_err(|e| format!("{}: {e}", source.label()))?;
+        recordings::replay(f, &real, driver.as_mut(), &scenarios, &allow, fakes).map(Some)
+    };
+    let results = harness::pool::map_ordered(&files, jobs, replay, |i, r| match r {
+        Ok(Some(r)) => match r.failure() {
             Some(why) => println!("FAIL {}\n{why}", recordings::trial_name(&files[i])),
             None => println!("ok   {}", recordings::trial_name(&files[i])),
         },
+        Ok(None) => println!("skip {} (made by a driver not given: pass its --driver-cmd)", recordings::trial_name(&files[i])),
         Err(e) => println!("FAIL {}: {e}", recordings::trial_name(&files[i])),
     });
-    let replays: Vec<&Replay> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
-    ok &= replays.len() == results.len() && replays.iter().all(|r| r.failure().is_none());
-    if filter.is_none() {
+    let skipped = results.iter().any(|r| matches!(r, Ok(None)));
+    let replays: Vec<&Replay> = results.iter().filter_map(|r| r.as_ref().ok()?.as_ref()).collect();
+    ok &= results.iter().all(|r| r.is_ok()) && replays.iter().all(|r| r.failure().is_none());
+    // An allow-list entry may be used only by a recording that was skipped.
+    if filter.is_none() && !skipped {
         let used: BTreeSet<_> = replays.iter().flat_map(|r| r.used.iter().copied()).collect();
         for s in allow.stale(&used) {
             ok = false;

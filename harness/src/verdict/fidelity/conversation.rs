@@ -57,7 +57,8 @@ pub fn provider(transcript: &[Value]) -> Vec<Segment> {
             continue;
         }
         let lane = match r["dir"].as_str() {
-            Some("c2s") => C2S,
+            // The fake Claude Code records its SDK host's stdin lines as `in`.
+            Some("c2s") | Some("in") => C2S,
             // The fake Claude Code writes its stdout as `out`.
             Some("s2c") | Some("out") => S2C,
             _ => continue,

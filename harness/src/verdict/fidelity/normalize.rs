@@ -22,6 +22,7 @@ const NUMBERS: &[(&str, &str, &str)] = &[
     ("updatedAt", "<time>", "wall-clock time (seconds)"),
     ("recencyAt", "<time>", "wall-clock time (seconds)"),
     ("turn_started_at_unix_ms", "<time>", "wall-clock time in Codex's turn metadata"),
+    ("pid", "<pid>", "process id (Claude Code's SDK initialize answer)"),
     ("durationMs", "<ms>", "latency"),
     ("duration_ms", "<ms>", "latency"),
     ("duration_api_ms", "<ms>", "latency"),
@@ -49,6 +50,7 @@ const IDS: &[(&str, &str, &str)] = &[
     ("/turn/id", "turn", "generated per run"),
     ("sessionId", "session", "generated per run"),
     ("session_id", "session", "generated per run"),
+    ("request_id", "request", "control request ids of Claude Code's SDK protocol: random short strings from the SDK host, UUIDs from the CLI"),
 ];
 
 /// Text patterns replaced in every string: (pattern, replacement, why).
