@@ -40,6 +40,11 @@ pub enum HostDecision {
 
 pub trait Host {
     fn decide(&mut self, prompt: &HostPrompt) -> HostDecision;
+    /// Asked after `decide` accepted `prompt`: the arguments the host puts
+    /// in place of the model's, if it edited them.
+    fn edited_input(&mut self, _prompt: &HostPrompt) -> Option<serde_json::Value> {
+        None
+    }
     /// Runs one of the host's own tools exposed through the bridge; returns
     /// an MCP CallToolResult.
     fn call_tool(&mut self, tool: &str, arguments: &serde_json::Value) -> serde_json::Value;

@@ -39,7 +39,10 @@ warnings.simplefilter("ignore", CanUseToolShadowedWarning)
 # (the package has none), bridge (its in-process SDK servers speak
 # mcp_message, which the fakes do not simulate), resume, call-scoped and
 # HTTP servers (not written here).
-CAPABILITIES = ["claude", "per-tool-approval", "host-prompts"]
+# sdk-host: the host's edited input goes back as `updated_input`, a cancel
+# denies with `interrupt=True`, a permission mode set between turns is the
+# next query's `permission_mode`.
+CAPABILITIES = ["claude", "per-tool-approval", "host-prompts", "sdk-host"]
 # The package's control protocol (initialize, can_use_tool) is simulated and
 # measured from 2.1.332 on, the version bundled in its wheel.
 PROVIDER_VERSIONS = {"claude": ">=2.1.332"}
@@ -99,6 +102,7 @@ class Driver:
         self.launch = None
         self.servers = {}
         self.session_id = None
+        self.permission_mode = None
 
     def open(self, launch):
         if launch["provider"] != "claude":
@@ -109,6 +113,7 @@ class Driver:
                 raise DriverError("unsupported", f"{s['transport']['type']} servers are not implemented")
         self.launch = launch
         self.session_id = None
+        self.permission_mode = None
 
     def mcp_servers(self):
         return {
@@ -143,13 +148,15 @@ class Driver:
             return PermissionResultDeny(message=f"{name} is not a tool the host declared")
         settled = at["policy"] == "approve" or (at["policy"] is None and self.launch["global"] == "auto-approve")
         if settled:
-            answer = "accept"
+            decision = {"answer": "accept"}
         else:
             prompt = {"type": "tool_call", "server": at["server"], "tool": at["tool"]}
-            answer = (await self.ask("host/decide", {"prompt": prompt})).get("answer")
+            decision = await self.ask("host/decide", {"prompt": prompt})
+        answer = decision.get("answer")
         if answer == "accept":
-            return PermissionResultAllow(updated_input=tool_input)
+            return PermissionResultAllow(updated_input=decision.get("updated_input", tool_input))
         if answer == "cancel":
+            self.stopped = True
             return PermissionResultDeny(message="The host cancelled this tool call.", interrupt=True)
         return PermissionResultDeny(message="The host declined this tool call.")
 
@@ -167,9 +174,11 @@ class Driver:
             allowed_tools=self.allowed_tools(),
             can_use_tool=self.can_use_tool,
             resume=self.session_id,
+            permission_mode=self.permission_mode,
             stderr=lambda text: print(text, file=sys.stderr, flush=True),
         )
         calls, pending, result = [], {}, None
+        self.stopped = False
         try:
             async for msg in query(prompt=prompt, options=options):
                 if isinstance(msg, SystemMessage) and msg.subtype == "init":
@@ -188,8 +197,11 @@ class Driver:
                     result = msg
                     self.session_id = msg.session_id or self.session_id
         except (ClaudeSDKError, OSError) as e:
-            kind = "provider-exited" if result else "provider-rejected"
-            raise DriverError(kind, str(e).split("\n")[0]) from e
+            # The package raises once the CLI exits 1 after an error result;
+            # a turn the host stopped (deny with interrupt) ends that way.
+            if not (self.stopped and result is not None and result.subtype == "error_during_execution"):
+                kind = "provider-exited" if result else "provider-rejected"
+                raise DriverError(kind, str(e).split("\n")[0]) from e
         if result is None:
             raise DriverError("provider-exited", "claude ended without a result")
         return {"tool_calls": calls, "bridged": []}
@@ -242,6 +254,9 @@ async def main():
                 result = {"name": "claude-agent-sdk-py", "capabilities": CAPABILITIES, "provider_versions": PROVIDER_VERSIONS}
             elif method == "open":
                 driver.open(params["launch"])
+                result = {}
+            elif method == "permission_mode":
+                driver.permission_mode = params["mode"]
                 result = {}
             elif method == "turn":
                 if params.get("scoped"):

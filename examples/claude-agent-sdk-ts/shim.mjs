@@ -17,7 +17,10 @@ import { query } from "@anthropic-ai/claude-agent-sdk";
 // (the package has none), bridge (its in-process SDK MCP servers speak
 // mcp_message, which the fakes do not simulate yet), resume, call-scoped
 // and HTTP servers (not written here yet).
-const CAPABILITIES = ["claude", "per-tool-approval", "host-prompts"];
+// sdk-host: the host's edited input goes back as `updatedInput`, a cancel
+// denies with `interrupt: true`, a permission mode set between turns is the
+// next query's `permissionMode`.
+const CAPABILITIES = ["claude", "per-tool-approval", "host-prompts", "sdk-host"];
 // The SDK's control protocol (initialize with mcpServers, can_use_tool) is
 // simulated and measured from 2.1.332 on; 2.1.266 was never run this way.
 const PROVIDER_VERSIONS = { claude: ">=2.1.332" };
@@ -72,6 +75,7 @@ class Driver {
     this.launch = null;
     this.servers = new Map();
     this.sessionId = null;
+    this.permissionMode = null;
   }
 
   open(launch) {
@@ -82,6 +86,7 @@ class Driver {
     }
     this.launch = launch;
     this.sessionId = null;
+    this.permissionMode = null;
   }
 
   mcpServers() {
@@ -114,8 +119,9 @@ class Driver {
     const at = this.locate(name, options.mcpServer);
     if (!at) return { behavior: "deny", message: `${name} is not a tool the host declared` };
     const settled = at.policy === "approve" || (at.policy === undefined && this.launch.global === "auto-approve");
-    const answer = settled ? "accept" : (await this.host("host/decide", { prompt: { type: "tool_call", server: at.server, tool: at.tool } })).answer;
-    if (answer === "accept") return { behavior: "allow", updatedInput: input };
+    const decision = settled ? { answer: "accept" } : await this.host("host/decide", { prompt: { type: "tool_call", server: at.server, tool: at.tool } });
+    const answer = decision.answer;
+    if (answer === "accept") return { behavior: "allow", updatedInput: decision.updated_input ?? input };
     if (answer === "cancel") return { behavior: "deny", message: "The host cancelled this tool call.", interrupt: true };
     return { behavior: "deny", message: "The host declined this tool call." };
   }
@@ -133,6 +139,7 @@ class Driver {
       stderr: (text) => process.stderr.write(text),
     };
     if (this.sessionId) options.resume = this.sessionId;
+    if (this.permissionMode) options.permissionMode = this.permissionMode;
     const calls = [];
     const pending = new Map();
     let result = null;
@@ -150,7 +157,11 @@ class Driver {
         if (msg.type === "result") result = msg;
       }
     } catch (e) {
-      throw new DriverError(result ? "provider-exited" : "provider-rejected", String(e?.message ?? e).split("\n")[0]);
+      // The package throws after yielding an error result; a turn the host
+      // stopped (deny with interrupt) ends that way on purpose.
+      if (result?.terminal_reason !== "aborted_tools") {
+        throw new DriverError(result ? "provider-exited" : "provider-rejected", String(e?.message ?? e).split("\n")[0]);
+      }
     }
     if (!result) throw new DriverError("provider-exited", "claude ended without a result");
     return { tool_calls: calls, bridged: [] };
@@ -178,6 +189,9 @@ async function handle(msg) {
       return { name: "claude-agent-sdk-ts", capabilities: CAPABILITIES, provider_versions: PROVIDER_VERSIONS };
     case "open":
       driver.open(params.launch);
+      return {};
+    case "permission_mode":
+      driver.permissionMode = params.mode;
       return {};
     case "turn":
       if (params.scoped?.length) throw new DriverError("unsupported", "call-scoped servers are not implemented");

@@ -106,6 +106,12 @@ pub struct TurnOutput {
 
 pub trait Host {
     fn decide(&mut self, prompt: &Prompt) -> HostAnswer;
+    /// Asked after `decide` accepted `prompt`: the arguments the host puts
+    /// in place of the model's, if it edited them (an SDK host's allow with
+    /// `updatedInput`).
+    fn edited_input(&mut self, _prompt: &Prompt) -> Option<serde_json::Value> {
+        None
+    }
     /// Runs a host tool the driver bridged; returns an MCP CallToolResult.
     fn call_tool(&mut self, tool: &str, arguments: &serde_json::Value) -> serde_json::Value;
     /// A gateway pause: approval interrupt or OAuth consent.
@@ -128,15 +134,21 @@ pub trait Driver {
     fn turn(&mut self, prompt: &str, scoped: &[ServerSpec], host: &mut dyn Host) -> Result<TurnOutput, Failure>;
     /// Re-open with (possibly changed) declarations or secrets.
     fn resume(&mut self, launch: &Launch) -> Result<(), Failure>;
+    /// Switch the provider's permission mode between turns (`sdk-host`).
+    fn permission_mode(&mut self, mode: &str) -> Result<(), Failure> {
+        Err(Failure::new("unsupported", format!("cannot switch to permission mode {mode}")))
+    }
     fn close(&mut self);
     /// Where the trial keeps what the driver said (its run directory's
     /// `driver/`); drivers with nothing of their own to record ignore it.
     fn record_to(&mut self, _dir: &std::path::Path) {}
 }
 
-/// Capabilities the reference driver claims: all of them.
+/// Capabilities the reference driver claims: all of them but `sdk-host`
+/// (it drives Claude Code in print mode; `reference-claude-sdk` drives its
+/// SDK host mode).
 pub fn reference_capabilities() -> BTreeSet<String> {
-    crate::scenario::CAPABILITIES.iter().map(|(name, _)| name.to_string()).collect()
+    crate::scenario::CAPABILITIES.iter().map(|(name, _)| name.to_string()).filter(|n| n != "sdk-host").collect()
 }
 
 /// Claimed capabilities the harness does not know.

@@ -240,6 +240,10 @@ impl drivers::Host for HostBridge<'_> {
         }
     }
 
+    fn edited_input(&mut self, prompt: &HostPrompt) -> Option<Value> {
+        self.0.edited_input(prompt)
+    }
+
     fn call_tool(&mut self, tool: &str, arguments: &Value) -> Value {
         self.0.call_tool(tool, arguments)
     }
@@ -247,7 +251,6 @@ impl drivers::Host for HostBridge<'_> {
     fn interrupt(&mut self, event: &drivers::gateway::GatewayEvent) -> drivers::gateway::ResumeAnswer {
         self.0.interrupt(event)
     }
-
 }
 
 /// Every declared tool policy as a Codex thread config key.

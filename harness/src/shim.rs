@@ -320,12 +320,19 @@ fn answer_host(host: &mut dyn Host, method: &str, params: &Value) -> Result<Valu
     match method {
         "host/decide" => {
             let prompt: Prompt = serde_json::from_value(params["prompt"].clone()).map_err(|e| e.to_string())?;
-            let answer = match host.decide(&prompt) {
+            let answer = host.decide(&prompt);
+            let word = match answer {
                 HostAnswer::Accept => "accept",
                 HostAnswer::Decline => "decline",
                 HostAnswer::Cancel => "cancel",
             };
-            Ok(json!({"answer": answer}))
+            let mut result = json!({"answer": word});
+            if answer == HostAnswer::Accept {
+                if let Some(edited) = host.edited_input(&prompt) {
+                    result["updated_input"] = edited;
+                }
+            }
+            Ok(result)
         }
         "host/call_tool" => {
             let tool = params["tool"].as_str().unwrap_or("");
@@ -392,6 +399,10 @@ impl Driver for ShimDriver {
         self.call("resume", json!({"launch": launch}), None).map(|_| ())
     }
 
+    fn permission_mode(&mut self, mode: &str) -> Result<(), Failure> {
+        self.call("permission_mode", json!({"mode": mode}), None).map(|_| ())
+    }
+
     fn record_to(&mut self, dir: &std::path::Path) {
         self.record.start(dir);
     }
@@ -423,10 +434,11 @@ pub fn serve(driver: &mut dyn Driver, input: impl BufRead, mut output: impl Writ
                 .map(|fp| json!({"fingerprint": fp})),
             "open" => parse::<Launch>(params["launch"].clone(), "launch").and_then(|l| driver.open(&l)).map(|_| json!({})),
             "resume" => parse::<Launch>(params["launch"].clone(), "launch").and_then(|l| driver.resume(&l)).map(|_| json!({})),
+            "permission_mode" => driver.permission_mode(params["mode"].as_str().unwrap_or("")).map(|_| json!({})),
             "turn" => {
                 let scoped = parse::<Vec<ServerSpec>>(params["scoped"].clone(), "scoped");
                 scoped.and_then(|s| {
-                    let mut host = RemoteHost { input: &mut input, output: &mut output, next_id: 0 };
+                    let mut host = RemoteHost { input: &mut input, output: &mut output, next_id: 0, edited: None };
                     driver.turn(params["prompt"].as_str().unwrap_or(""), &s, &mut host)
                 })
                 .map(|out| serde_json::to_value(out).unwrap_or(json!({})))
@@ -458,6 +470,8 @@ struct RemoteHost<'a, R: BufRead, W: Write> {
     input: &'a mut R,
     output: &'a mut W,
     next_id: u64,
+    /// The `updated_input` of the last accepted decision.
+    edited: Option<Value>,
 }
 
 impl<R: BufRead, W: Write> RemoteHost<'_, R, W> {
@@ -478,11 +492,16 @@ impl<R: BufRead, W: Write> RemoteHost<'_, R, W> {
 impl<R: BufRead, W: Write> Host for RemoteHost<'_, R, W> {
     fn decide(&mut self, prompt: &Prompt) -> HostAnswer {
         let r = self.ask("host/decide", json!({"prompt": prompt}));
+        self.edited = r.as_ref().and_then(|r| r.get("updated_input")).cloned();
         match r.as_ref().and_then(|r| r["answer"].as_str()) {
             Some("accept") => HostAnswer::Accept,
             Some("cancel") => HostAnswer::Cancel,
             _ => HostAnswer::Decline,
         }
+    }
+
+    fn edited_input(&mut self, _prompt: &Prompt) -> Option<Value> {
+        self.edited.take()
     }
 
     fn call_tool(&mut self, tool: &str, arguments: &Value) -> Value {

@@ -193,7 +193,8 @@ fn deny_with_interrupt_ends_the_turn_with_the_measured_texts() {
     args.extend(["--mcp-config", &config]);
     let stop = |_: &Value| json!({"behavior": "deny", "message": "HOST-MESSAGE", "interrupt": true});
     let s = host(&lab, &args, &[initialize(None), user("go")], &stop);
-    assert_eq!(s.code, 0, "{}", s.stderr);
+    // Its input ending after an error result, the CLI exits 1 (measured).
+    assert_eq!(s.code, 1, "{}", s.stderr);
     assert_eq!(s.asked().len(), 1, "the second call is never made");
     let text = s.tool_results()[0]["content"].as_str().unwrap().to_string();
     assert!(text.starts_with("The user doesn't want to proceed with this tool use.") && text.contains("STOP"), "{text}");
@@ -202,6 +203,7 @@ fn deny_with_interrupt_ends_the_turn_with_the_measured_texts() {
     let r = s.results()[0];
     assert_eq!((r["subtype"].as_str(), r["is_error"].as_bool(), r["terminal_reason"].as_str()), (Some("error_during_execution"), Some(true), Some("aborted_tools")));
     assert_eq!(r["result"], Value::Null);
+    assert_eq!(r["errors"], json!(["[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=tool_use"]));
     assert_eq!(lab.calls("lab").len(), 0);
 }
 

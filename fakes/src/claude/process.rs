@@ -206,6 +206,7 @@ impl Launch {
             loaded: Default::default(),
             host: None,
             interrupted: false,
+            last_result_failed: false,
         }
     }
 }

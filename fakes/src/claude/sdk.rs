@@ -38,7 +38,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
             }
         }
         match incoming {
-            Incoming::Eof => break 0,
+            Incoming::Eof => break i32::from(session.as_ref().is_some_and(|s| s.last_result_failed)),
             Incoming::Malformed(text) => break fail(&rec, &text, 1),
             Incoming::Control { id, subtype, request } if subtype == "initialize" && session.is_none() => {
                 let servers = request.get("mcpServers").filter(|v| !v.is_null());

@@ -51,6 +51,10 @@ pub struct Session {
     pub host: Option<std::rc::Rc<Host>>,
     /// The host denied a call with `interrupt: true`: the turn ends there.
     pub interrupted: bool,
+    /// The last result was an error: an SDK host's CLI then exits 1 when
+    /// its input ends (measured after an interrupted turn, 2.1.332 and
+    /// 2.1.334).
+    pub last_result_failed: bool,
 }
 
 struct CallOutcome {
@@ -445,6 +449,10 @@ impl Session {
             "num_turns": self.api_calls, "result": result, "stop_reason": stop_reason, "session_id": self.session_id,
             "permission_denials": self.denials, "terminal_reason": terminal_reason, "uuid": new_uuid(),
         });
+        self.last_result_failed = subtype != "success";
+        if let Some(errors) = Session::result_errors(subtype, stop_reason) {
+            message["errors"] = errors;
+        }
         if let Some(r) = message.as_object_mut() {
             r.extend(stream::result_fields(&self.profile, &self.model, self.api_calls));
         }
@@ -470,5 +478,11 @@ impl Session {
     /// further model request (measured on 2.1.334 through the TS SDK).
     fn finish_interrupted(&mut self) {
         self.result("error_during_execution", Value::Null, "tool_use", "aborted_tools");
+    }
+
+    /// The `errors` of an error result: the CLI's diagnostic of where the
+    /// turn stopped (a host's interrupt leaves a user message last).
+    pub fn result_errors(subtype: &str, stop_reason: &str) -> Option<Value> {
+        (subtype == "error_during_execution").then(|| json!([format!("[ede_diagnostic] result_type=user last_content_type=n/a stop_reason={stop_reason}")]))
     }
 }

@@ -141,7 +141,13 @@ fn steps(s: &Scenario) -> Result<(), Problem> {
             None => fail(at(field), format!("no server `{name}` is declared")),
         };
         match step {
-            Step::ToolCall { server, tool, expect, fail_closed, .. } => {
+            Step::ToolCall { server, tool, expect, fail_closed, host, host_edits, .. } => {
+                if host_edits.is_some() && *host != Some(HostAnswer::Accept) {
+                    return fail(at("host_edits"), "the host edits a call's input only when it accepts: add host = \"accept\"");
+                }
+                if host_edits.is_some() {
+                    need_sdk_host(s, &at("host_edits"))?;
+                }
                 match &s.bridge {
                     Some(b) if b.server.trim() == server.trim() => {
                         if !b.tools.contains_key(tool.trim()) {
@@ -217,10 +223,27 @@ fn steps(s: &Scenario) -> Result<(), Problem> {
                 Some(g) if g.catalog.iter().any(|r| &r.target == target) => {}
                 _ => return fail(at("target"), format!("no gateway catalog row for target `{target}`")),
             },
+            Step::PermissionMode { mode } => {
+                if s.provider != Provider::Claude {
+                    return fail(format!("steps[{i}]"), "permission modes are Claude Code's");
+                }
+                one_of(at("mode"), mode, &fakes::claude::profile::SDK_PERMISSION_MODES)?;
+                need_sdk_host(s, &at("mode"))?;
+            }
             Step::Resume {} | Step::ReorderServers {} => {}
         }
     }
     Ok(())
+}
+
+/// A step only an SDK host can play: the scenario must say so, so that
+/// other drivers skip it rather than fail it.
+fn need_sdk_host(s: &Scenario, at: &str) -> Result<(), Problem> {
+    if s.requires.iter().any(|r| r == "sdk-host") {
+        Ok(())
+    } else {
+        fail(at.to_string(), "only an SDK host can play this: add \"sdk-host\" to `requires`")
+    }
 }
 
 fn tool_expect(s: &Scenario, at: &str, e: &ToolCallExpect) -> Result<(), Problem> {

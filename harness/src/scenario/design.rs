@@ -101,6 +101,7 @@ fn refuse(host_asked: &mut Option<bool>, answer: &mut Option<String>) {
 
 fn overlay(base: &ToolCallExpect, over: &ToolCallExpect) -> ToolCallExpect {
     ToolCallExpect {
+        made: over.made.or(base.made),
         prompted: over.prompted.or(base.prompted),
         host_asked: over.host_asked.or(base.host_asked),
         answer: over.answer.clone().or(base.answer.clone()),
@@ -121,6 +122,10 @@ fn overlay(base: &ToolCallExpect, over: &ToolCallExpect) -> ToolCallExpect {
 /// rules and that have no `fail_closed` table saying what it is.
 pub fn missing_fail_closed(scenario: &Scenario) -> Vec<usize> {
     let mut out = Vec::new();
+    // A fail-closed driver never plays a scenario that needs host prompts.
+    if scenario.requires.iter().any(|r| r == HOST_PROMPTS) {
+        return out;
+    }
     for (i, step) in scenario.steps.iter().enumerate() {
         let needs = match step {
             Step::ToolCall { expect, host, fail_closed: None, .. } => {

@@ -39,6 +39,7 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
     ("secret-rotation", "takes a rotated bearer secret on resume"),
     ("bridge", "bridges the host's own tools to the provider as an MCP server"),
     ("gateway", "runs gateway tools bound to catalog rows, with approval interrupts and OAuth consent"),
+    ("sdk-host", "drives the provider's SDK control protocol: hands an accepted call the input the host edited, stops the turn when the host cancels a prompt, changes the permission mode between turns"),
 ];
 
 pub fn is_capability(name: &str) -> bool {
@@ -275,6 +276,11 @@ pub enum Step {
         /// for a gateway tool, the answer to its approval interrupt.
         #[serde(default)]
         host: Option<HostAnswer>,
+        /// The arguments the host puts in place of the model's when it
+        /// accepts (an SDK host's allow with `updatedInput`); the server
+        /// must receive these.
+        #[serde(default)]
+        host_edits: Option<toml::Table>,
         /// Gateway tools: whether the user completes OAuth consent when asked.
         #[serde(default)]
         consent: Option<Consent>,
@@ -319,6 +325,9 @@ pub enum Step {
     },
     /// The host reverses the order of its server and tool declarations.
     ReorderServers {},
+    /// The host switches the provider's permission mode between turns
+    /// (Claude Code's SDK `set_permission_mode`).
+    PermissionMode { mode: String },
     /// The host changes a gateway target's customParameters in its catalog.
     SetCustomParameters { target: String, custom_parameters: BTreeMap<String, String> },
     /// Ask the driver for the fingerprint of the current declarations.
@@ -339,6 +348,9 @@ impl Step {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCallExpect {
+    /// The model made this call; false: the turn ended before it (the host
+    /// cancelled an earlier prompt).
+    pub made: Option<bool>,
     /// The provider sent an approval prompt to the driver.
     pub prompted: Option<bool>,
     /// The driver passed a decision to the host.

@@ -20,6 +20,8 @@ pub(super) struct HostLog<'a> {
     /// The gateway's token vault, written when the user consents.
     pub vault: Option<PathBuf>,
     pub stray: &'a mut Vec<Prompt>,
+    /// The host's edit of the call it last accepted.
+    pub edited: Option<Value>,
 }
 
 impl Host for HostLog<'_> {
@@ -37,6 +39,10 @@ impl Host for HostLog<'_> {
         match found {
             Some(i) => {
                 self.saw[i].asked = true;
+                self.edited = match &self.scenario.steps[i] {
+                    Step::ToolCall { host_edits: Some(edits), .. } => Some(call_arguments(i, Some(edits))),
+                    _ => None,
+                };
                 match &self.scenario.steps[i] {
                     Step::ToolCall { host, .. } | Step::Request { host, .. } => host.unwrap_or(HostAnswer::Decline),
                     _ => HostAnswer::Decline,
@@ -47,6 +53,10 @@ impl Host for HostLog<'_> {
                 HostAnswer::Decline
             }
         }
+    }
+
+    fn edited_input(&mut self, _prompt: &Prompt) -> Option<Value> {
+        self.edited.take()
     }
 
     fn interrupt(&mut self, event: &GatewayEvent) -> ResumeAnswer {

@@ -33,8 +33,9 @@ pub(super) fn gather(scenario: &Scenario, dir: &Path, recordings: &BTreeMap<Stri
         })
         .collect();
     for (i, step) in scenario.steps.iter().enumerate() {
-        if let Step::ToolCall { server, tool, arguments, .. } = step {
-            let args = call_arguments(i, arguments.as_ref());
+        if let Step::ToolCall { server, tool, arguments, host_edits, .. } = step {
+            // The host's edit replaces the model's arguments.
+            let args = call_arguments(i, host_edits.as_ref().or(arguments.as_ref()));
             obs.steps[i].server_calls = calls
                 .iter()
                 .filter(|(s, e)| s == server.trim() && e["tool"] == json!(tool.trim()) && e["arguments"] == args)

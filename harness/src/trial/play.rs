@@ -94,6 +94,7 @@ pub(super) fn play(scenario: &Scenario, target: Target, driver: &mut dyn Driver,
                         saw: &mut saw,
                         vault: vault.clone(),
                         stray: &mut stray,
+                        edited: None,
                     };
                     match driver.turn(&format!("turn {turn_number}"), &scoped, &mut log) {
                         Ok(out) => bridged_ids.extend(out.bridged.into_iter().map(|b| b.call_id)),
@@ -144,6 +145,7 @@ pub(super) fn play(scenario: &Scenario, target: Target, driver: &mut dyn Driver,
                         }
                         Err(e) => Err(e),
                     },
+                    Step::PermissionMode { mode } => driver.permission_mode(mode),
                     Step::ToolCall { .. } | Step::Request { .. } | Step::RawRequest { .. } => Ok(()),
                 };
                 if let Err(e) = result {

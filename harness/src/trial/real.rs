@@ -122,6 +122,13 @@ pub fn derive_claude_outcomes(scenario: &Scenario, transcript: &Path, recordings
     for (i, step) in scenario.steps.iter().enumerate() {
         let Step::ToolCall { server, tool, .. } = step else { continue };
         let id = format!("toolu_fake_{i}");
+        // A call the model never made (the turn ended first) has no outcome.
+        let made = out.iter().any(|m| {
+            m["type"] == "assistant" && m["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use" && b["id"] == json!(id)))
+        });
+        if !made {
+            continue;
+        }
         let user = out.iter().find(|m| {
             m["type"] == "user" && m["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["tool_use_id"] == json!(id)))
         });

@@ -76,6 +76,7 @@ pub fn judge(scenario: &Scenario, obs: &Observations) -> Vec<Mismatch> {
         match step {
             Step::ToolCall { expect, .. } => {
                 let made = outcome.is_some();
+                check("made", expect.made.map(|b| b.to_string()), made.to_string());
                 if !unknown("prompted") {
                     check("prompted", expect.prompted.map(|b| b.to_string()), if made { (field("prompted") == true).to_string() } else { "no call made".into() });
                 }
@@ -153,6 +154,7 @@ pub fn describe_step(step: &Step) -> String {
         Step::ReorderServers {} => "reorder_servers".into(),
         Step::Fingerprint { label, .. } => format!("fingerprint {label}"),
         Step::SetCustomParameters { target, .. } => format!("set_custom_parameters {target}"),
+        Step::PermissionMode { mode } => format!("permission_mode {mode}"),
     }
 }
 

@@ -38,13 +38,14 @@ pub fn explain(s: &Scenario) -> String {
     for (i, step) in s.steps.iter().enumerate() {
         let _ = writeln!(out, "step {}: {}", i + 1, describe_step(step));
         let expect = match step {
-            Step::ToolCall { expect, host, fail_closed, .. } => {
+            Step::ToolCall { expect, host, host_edits, fail_closed, .. } => {
                 let host = match host.unwrap_or(HostAnswer::Decline) {
                     HostAnswer::Accept => "accept",
                     HostAnswer::Decline => "decline",
                     HostAnswer::Cancel => "cancel",
                 };
-                let mut line = format!("if asked, the host answers {host}; expect {}", words(&tool_expect_fields(expect)));
+                let edits = host_edits.as_ref().map(|e| format!(" with its own input {}", harness::scenario::toml_to_json(e))).unwrap_or_default();
+                let mut line = format!("if asked, the host answers {host}{edits}; expect {}", words(&tool_expect_fields(expect)));
                 if let Some(fc) = fail_closed {
                     line.push_str(&format!("\n        a fail-closed driver instead: {}", words(&tool_expect_fields(fc))));
                 }
@@ -69,6 +70,7 @@ pub fn explain(s: &Scenario) -> String {
 fn tool_expect_fields(e: &harness::scenario::ToolCallExpect) -> Vec<(&'static str, Option<String>)> {
     let b = |v: Option<bool>| v.map(|b| b.to_string());
     vec![
+        ("made", b(e.made)),
         ("prompted", b(e.prompted)),
         ("host asked", b(e.host_asked)),
         ("answer", e.answer.clone()),
