@@ -33,6 +33,7 @@ pub enum Incoming {
 /// The host's lines, parsed, as they arrive.
 pub struct Host {
     rx: Receiver<Incoming>,
+    rec: Recorder,
     /// What stopped a wait for an answer (stdin ended, a bad line).
     ended: RefCell<Option<Incoming>>,
 }
@@ -41,7 +42,9 @@ impl Host {
     /// Starts reading stdin; every line is recorded as it comes in.
     pub fn start(rec: Recorder) -> Host {
         let (tx, rx) = channel();
+        let reader_rec = rec.clone();
         std::thread::spawn(move || {
+            let rec = reader_rec;
             let mut stdin = std::io::stdin().lock();
             loop {
                 let mut buf = Vec::new();
@@ -71,7 +74,7 @@ impl Host {
                 }
             }
         });
-        Host { rx, ended: RefCell::new(None) }
+        Host { rx, rec, ended: RefCell::new(None) }
     }
 
     pub fn next(&self) -> Incoming {
@@ -86,27 +89,75 @@ impl Host {
         self.ended.borrow().clone()
     }
 
-    /// Sends a control request to the host and waits for its answer,
-    /// answering the host's own requests meanwhile with `answer_other`.
-    /// Err: what stopped the wait (stdin ended, a line that is not JSON);
-    /// it is kept, and every later `next` returns it.
-    pub fn ask(&self, out: &mut Output, request: Value, answer_other: &mut dyn FnMut(&mut Output, Incoming) -> Option<Incoming>) -> Result<Value, Incoming> {
-        // CLI -> host request ids are UUIDs (measured).
-        let id = new_uuid();
-        out.line(&json!({"type": "control_request", "request_id": id, "request": request}));
-        loop {
+    /// Sends a control request to the host and waits for its answer.
+    pub fn ask(&self, out: &mut Output, request: Value, flush: bool) -> Result<Value, Stop> {
+        let mut answers = self.ask_all(out, vec![request], flush)?;
+        Ok(answers.pop().map(|(_, r)| r).unwrap_or(Value::Null))
+    }
+
+    /// Sends control requests all at once (as the CLI sends a call's hook
+    /// callbacks) and waits for every answer: (index, response) in the
+    /// order they arrive. `flush`: the request line carries `"flush": true`
+    /// (2.1.334 on hook_callback and mcp_message). Meanwhile the host's
+    /// other lines are handled as the real CLI does (measured on 2.1.332
+    /// and 2.1.334): an `interrupt` cancels every pending request
+    /// (`control_cancel_request` each, never answered after), is answered
+    /// `{"still_queued": []}` and stops the wait; another control request
+    /// is answered unsupported; a user message joins the running turn (the
+    /// model sees it beside the next tool result; no turn of its own).
+    /// Stdin ending or a line that is not JSON stops the wait, and every
+    /// later `next` returns what stopped it.
+    pub fn ask_all(&self, out: &mut Output, requests: Vec<Value>, flush: bool) -> Result<Vec<(usize, Value)>, Stop> {
+        let mut pending: Vec<(usize, String)> = Vec::new();
+        for (i, request) in requests.into_iter().enumerate() {
+            // CLI -> host request ids are UUIDs (measured).
+            let id = new_uuid();
+            let line = if flush {
+                json!({"type": "control_request", "request_id": id, "flush": true, "request": request})
+            } else {
+                json!({"type": "control_request", "request_id": id, "request": request})
+            };
+            out.line(&line);
+            pending.push((i, id));
+        }
+        let mut answers = Vec::new();
+        while !pending.is_empty() {
             match self.next() {
-                Incoming::Response { id: got, response } if got == id => return Ok(response),
-                Incoming::Response { .. } => {}
-                other => {
-                    if let Some(stop) = answer_other(out, other) {
-                        *self.ended.borrow_mut() = Some(stop.clone());
-                        return Err(stop);
+                Incoming::Response { id, response } => {
+                    if let Some(at) = pending.iter().position(|(_, p)| *p == id) {
+                        answers.push((pending.remove(at).0, response));
                     }
+                }
+                Incoming::Control { id, subtype, .. } if subtype == "interrupt" => {
+                    for (_, p) in &pending {
+                        out.line(&json!({"type": "control_cancel_request", "request_id": p}));
+                    }
+                    out.line(&success(&id, json!({"still_queued": []})));
+                    return Err(Stop::Interrupted);
+                }
+                Incoming::Control { id, subtype, .. } => out.line(&unsupported(&id, &subtype)),
+                Incoming::User(msg) => {
+                    let prompt = msg.pointer("/message/content").cloned().unwrap_or(Value::Null);
+                    self.rec.record(&json!({"event": "user_joined_turn", "prompt": prompt}));
+                }
+                Incoming::Other(_) => {}
+                stop @ (Incoming::Eof | Incoming::Malformed(_)) => {
+                    *self.ended.borrow_mut() = Some(stop.clone());
+                    return Err(Stop::Ended(stop));
                 }
             }
         }
+        Ok(answers)
     }
+}
+
+/// Why a wait for the host's answers ended without them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    /// The host sent `interrupt`: the turn ends as after a deny with interrupt.
+    Interrupted,
+    /// Stdin ended or brought a line that is not JSON.
+    Ended(Incoming),
 }
 
 /// A JSON stdin line by its `type`, as the real CLI reads it.

@@ -179,7 +179,10 @@ impl Launch {
             configs.retain(|o| o.name != s.name);
             configs.push(s);
         }
-        let project_dir = self.locations.config_dir.join("projects").join(self.cwd.display().to_string().replace(['/', '.'], "-"));
+        // Every character but a letter or digit becomes `-` (measured on
+        // both versions: `/tmp/a_b-1/work` -> `-tmp-a-b-1-work`).
+        let folder: String = self.cwd.display().to_string().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let project_dir = self.locations.config_dir.join("projects").join(folder);
         let blob_dir = project_dir.join(&self.session_id).join("tool-results");
         let started = Instant::now();
         let servers = Servers::connect(self.profile, configs, &self.env, &self.cwd, &self.rec);
@@ -207,6 +210,9 @@ impl Launch {
             host: None,
             interrupted: false,
             last_result_failed: false,
+            hooks: Default::default(),
+            hook_stopped: false,
+            prompt_id: super::uuid::new_uuid(),
         }
     }
 }
@@ -230,10 +236,11 @@ pub fn next_turn(script: &Script, state: &mut State, session_id: &str) -> (usize
 }
 
 /// Plays one turn's scripted actions; Err: the process must stop (exit 1)
-/// with this stderr line. A host's deny with interrupt ends the turn.
+/// with this stderr line. A host's deny with interrupt, or a hook's
+/// `continue: false`, ends the turn.
 pub fn play(session: &mut Session, actions: Vec<Action>) -> Result<(), String> {
     for action in actions {
-        if session.interrupted || session.host.as_ref().is_some_and(|h| h.ended().is_some()) {
+        if session.interrupted || session.hook_stopped || session.host.as_ref().is_some_and(|h| h.ended().is_some()) {
             break;
         }
         match action {

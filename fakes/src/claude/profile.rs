@@ -194,6 +194,33 @@ impl Profile {
         self.version.at_least(2, 1, 334)
     }
 
+    /// 2.1.334 marks the control requests it sends to an SDK host for a
+    /// hook callback or an SDK MCP server (`hook_callback`, `mcp_message`)
+    /// with `"flush": true` beside `request_id`; 2.1.332 has no such field.
+    /// can_use_tool has none in either.
+    pub fn flushes_control_requests(&self) -> bool {
+        self.version.at_least(2, 1, 334)
+    }
+
+    /// 2.1.334 adds `refused_by: "hook"` to the tool_result_meta of a call
+    /// a PreToolUse hook denied; 2.1.332 does not.
+    pub fn names_hook_refusals(&self) -> bool {
+        self.version.at_least(2, 1, 334)
+    }
+
+    /// 2.1.334 adds `input_changed: true` to the tool_result_meta of a call
+    /// whose input a hook's `updatedInput` replaced; 2.1.332 does not.
+    pub fn marks_changed_input(&self) -> bool {
+        self.version.at_least(2, 1, 334)
+    }
+
+    /// 2.1.334 stamps the system events only an SDK host sees
+    /// (session_state_changed, the hook_callback_failed warning) with
+    /// `written_at`; 2.1.332 does not.
+    pub fn stamps_sdk_events(&self) -> bool {
+        self.version.at_least(2, 1, 334)
+    }
+
     /// 2.1.332 names the MCP tool itself in an assistant message's
     /// `tool_use_meta` besides its display names.
     pub fn tool_use_meta_names_tool(&self) -> bool {
@@ -334,6 +361,24 @@ pub const SDK_PERMISSION_MODES: [&str; 6] = ["acceptEdits", "auto", "bypassPermi
 pub const REJECTED_STOP: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
 /// The user message that follows it.
 pub const INTERRUPTED_FOR_TOOL_USE: &str = "[Request interrupted by user for tool use]";
+/// `tool_use_result` of a call whose prompt or hooks the host interrupted.
+pub const USER_REJECTED: &str = "User rejected tool use";
+/// The result's `errors` when a turn ends with aborted tools (both versions).
+pub const ABORTED_DIAGNOSTIC: &str = "[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=tool_use";
+/// The tool result of a call whose hook answered for another event.
+pub const HOOK_UNEXPECTED_ERROR: &str =
+    "PreToolUse hook failed with an unexpected error. The tool call was not executed; other configured hooks may not have completed.";
+
+/// The tool result of a call a PreToolUse hook denied (both versions).
+pub fn hook_denial(tool_name: &str, reason: Option<&str>) -> String {
+    format!("PreToolUse:{tool_name} hook error: {}", reason.unwrap_or("Blocked by hook"))
+}
+
+/// The warning event's text for a hook callback the host answered with an
+/// error or an answer the CLI cannot read (both versions).
+pub fn hook_callback_failed(callback_id: &str) -> String {
+    format!("PreToolUse: Hook callback {callback_id} failed: the SDK host replied with an error or an invalid answer. Its answer was treated as empty.")
+}
 /// `--dangerously-skip-permissions` as root outside a sandbox.
 pub const ROOT_SKIPS_PERMISSIONS: &str =
     "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons";

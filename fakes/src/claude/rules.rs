@@ -36,6 +36,19 @@ impl RuleSource {
             _ => "config",
         }
     }
+
+    /// `decision_reason_rule_source` of a can_use_tool request an ask rule
+    /// caused (measured on 2.1.334: flag, user, project and local settings;
+    /// ask rules do not come from the command line).
+    pub fn settings_name(self) -> &'static str {
+        match self {
+            RuleSource::Cli => "cliArg",
+            RuleSource::Flag => "flagSettings",
+            RuleSource::User => "userSettings",
+            RuleSource::Project => "projectSettings",
+            RuleSource::Local => "localSettings",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -64,8 +77,13 @@ impl Rules {
     }
 
     pub fn asks(&self, server: &str, tool: &str) -> bool {
+        self.asking(server, tool).is_some()
+    }
+
+    /// The first ask rule that covers the tool.
+    pub fn asking(&self, server: &str, tool: &str) -> Option<&Rule> {
         let name = tool_name(server, tool);
-        self.ask.iter().any(|r| loose_match(&r.text, &name))
+        self.ask.iter().find(|r| loose_match(&r.text, &name))
     }
 
     /// The first allow rule that covers the tool.

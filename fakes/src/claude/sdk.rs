@@ -10,6 +10,7 @@ use std::rc::Rc;
 use serde_json::{json, Value};
 
 use super::config::{self, ServerConfig};
+use super::hooks::Hooks;
 use super::host::{self, Host, Incoming};
 use super::output::Output;
 use super::process::{fail, next_turn, play, Launch};
@@ -54,6 +55,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                     }
                 }
                 let mut s = start(&launch, &mut out, &mut dynamic, &host);
+                s.hooks = Hooks::from_initialize(request.get("hooks"));
                 // The Python SDK sends `"hooks": null` without hooks: none applied (measured on 2.1.332).
                 let hooks = request.get("hooks").is_some_and(|h| !h.is_null());
                 let response = initialize_response(&launch, servers.is_some(), hooks);
@@ -93,6 +95,8 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                 s.api_calls = 0;
                 s.denials.clear();
                 s.interrupted = false;
+                s.hook_stopped = false;
+                s.prompt_id = super::uuid::new_uuid();
                 s.started = std::time::Instant::now();
                 s.session_state("running");
                 s.init(launch.opts.tools.as_deref());

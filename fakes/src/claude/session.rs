@@ -15,8 +15,10 @@ use super::render::{self, BlobDir, Rendered};
 use super::rules::{self, ModeDenial, PromptAnswer, Rules, Verdict};
 use super::servers::Servers;
 use super::stream::{self, Place};
+use super::can_use_tool::Why;
+use super::hooks::Hooks;
 use super::host::Host;
-use super::can_use_tool;
+use super::sdk_call::HookVerdict;
 use super::uuid::new_uuid;
 use crate::wire::Recorder;
 
@@ -49,30 +51,37 @@ pub struct Session {
     pub loaded: BTreeSet<String>,
     /// The SDK host, when prompts go to it (`--permission-prompt-tool stdio`).
     pub host: Option<std::rc::Rc<Host>>,
-    /// The host denied a call with `interrupt: true`: the turn ends there.
+    /// The host denied a call with `interrupt: true`, or interrupted a
+    /// wait for its answer: the turn ends there.
     pub interrupted: bool,
     /// The last result was an error: an SDK host's CLI then exits 1 when
     /// its input ends (measured after an interrupted turn, 2.1.332 and
     /// 2.1.334).
     pub last_result_failed: bool,
+    /// The SDK host's PreToolUse hooks (from initialize).
+    pub hooks: Hooks,
+    /// A hook answered `continue: false`: the turn ends after this call.
+    pub hook_stopped: bool,
+    /// This prompt's id, as hook inputs name it.
+    pub prompt_id: String,
 }
 
-struct CallOutcome {
-    decision: &'static str,
-    prompted: bool,
-    answer: Value,
-    rendered: Rendered,
-    item_status: &'static str,
-    mcp_result: Value,
+pub(super) struct CallOutcome {
+    pub decision: &'static str,
+    pub prompted: bool,
+    pub answer: Value,
+    pub rendered: Rendered,
+    pub item_status: &'static str,
+    pub mcp_result: Value,
     /// Extra fields of a `permission_denied` system event, if one is sent.
-    denied_event: Option<Value>,
+    pub denied_event: Option<Value>,
     /// Goes into the result's permission_denials.
-    denial: bool,
-    meta: Option<Value>,
+    pub denial: bool,
+    pub meta: Option<Value>,
 }
 
 impl CallOutcome {
-    fn refused(decision: &'static str, rendered: Rendered) -> CallOutcome {
+    pub(super) fn refused(decision: &'static str, rendered: Rendered) -> CallOutcome {
         CallOutcome {
             decision,
             prompted: false,
@@ -262,6 +271,25 @@ impl Session {
         };
         let tool = tool.as_str();
         let reports = self.profile.reports_permission_decision();
+        // Hooks come before the rules (measured in default mode only): a
+        // deny beats an allow rule, an allow skips can_use_tool unless an
+        // ask rule covers the tool, an ask asks even for a listed tool.
+        match self.run_hooks(server, name, id, arguments) {
+            HookVerdict::Settled(o) => return (o, None),
+            HookVerdict::Ask { reason, asks } => return (self.ask_host(server, tool, name, id, arguments, Why::Hook { reason, asks }), None),
+            HookVerdict::Allow { updated_input } if !self.rules.asks(server, tool) => {
+                let input = updated_input.clone().unwrap_or_else(|| arguments.clone());
+                let mut o = self.run_tool(server, tool, id, &input);
+                let mut meta = json!({"id": id});
+                if self.profile.marks_changed_input() && updated_input.is_some_and(|u| u != *arguments) {
+                    meta["input_changed"] = json!(true);
+                }
+                meta["permission_decision"] = json!({"decision": "accept", "source": "hook", "reason_type": "hook"});
+                o.meta = Some(meta);
+                return (o, None);
+            }
+            HookVerdict::Allow { .. } | HookVerdict::NoOpinion => {}
+        }
         match rules::decide(&self.rules, &self.mode, server, tool) {
             Verdict::Allowed { reason, source } => {
                 let mut o = self.run_tool(server, tool, id, arguments);
@@ -292,7 +320,8 @@ impl Session {
                 (o, None)
             }
             Verdict::Gated if self.host.is_some() && self.prompt_tool.as_deref() == Some("stdio") => {
-                (self.ask_host(server, tool, name, id, arguments), None)
+                let why = self.rules.asking(server, tool).map_or(Why::Unlisted, |r| Why::Rule(r.source.settings_name()));
+                (self.ask_host(server, tool, name, id, arguments, why), None)
             }
             Verdict::Gated => match self.prompt_tool.clone() {
                 None => {
@@ -334,26 +363,10 @@ impl Session {
         (self.settle(answer, invalid, server, tool, id, arguments), None)
     }
 
-    /// A gated call put to the SDK host as a `can_use_tool` control request.
-    fn ask_host(&mut self, server: &str, tool: &str, name: &str, id: &str, arguments: &Value) -> CallOutcome {
-        let source = self.servers.iter().find(|s| s.config.name == server).map_or("dynamic", |s| s.config.source);
-        let request = can_use_tool::can_use_tool(server, source, tool, name, id, arguments);
-        self.session_state("requires_action");
-        let reply = match self.host.as_ref() {
-            Some(host) => host.ask(&mut self.out, request, &mut can_use_tool::answer_while_waiting).ok(),
-            None => None,
-        };
-        self.session_state("running");
-        let answer = can_use_tool::parse_answer(reply.as_ref());
-        self.rec.record(&json!({"event": "permission_prompt", "tool_use_id": id, "prompt_tool": "stdio", "reply": reply}));
-        let invalid = Rendered::error(self.profile.invalid_prompt_answer_text());
-        self.settle(answer, invalid, server, tool, id, arguments)
-    }
-
     /// What an answer to a permission prompt (the prompt tool's or the SDK
     /// host's) does to the gated call; `invalid` is what the model sees of an
     /// answer the CLI cannot take.
-    fn settle(&mut self, answer: PromptAnswer, invalid: Rendered, server: &str, tool: &str, id: &str, arguments: &Value) -> CallOutcome {
+    pub(super) fn settle(&mut self, answer: PromptAnswer, invalid: Rendered, server: &str, tool: &str, id: &str, arguments: &Value) -> CallOutcome {
         let word = answer.word();
         let mut o = match answer {
             PromptAnswer::Allow { updated_input } => {
@@ -393,7 +406,7 @@ impl Session {
     }
 
     /// `_meta` of a call the CLI did not run, and why.
-    fn rejected_meta(&self, id: &str, kind: &str, decision: Value) -> Value {
+    pub(super) fn rejected_meta(&self, id: &str, kind: &str, decision: Value) -> Value {
         let mut m = json!({"id": id, "non_execution_kind": kind});
         if self.profile.reports_permission_decision() {
             m["permission_decision"] = decision;
@@ -401,7 +414,7 @@ impl Session {
         m
     }
 
-    fn run_tool(&mut self, server: &str, tool: &str, id: &str, arguments: &Value) -> CallOutcome {
+    pub(super) fn run_tool(&mut self, server: &str, tool: &str, id: &str, arguments: &Value) -> CallOutcome {
         let name = rules::tool_name(server, tool);
         let timeout_ms = self.servers.timeout_ms(server);
         let reply = self.servers.call(server, tool, id, arguments);
@@ -436,53 +449,31 @@ impl Session {
         if self.interrupted {
             return self.finish_interrupted();
         }
+        if self.hook_stopped {
+            return self.finish_hook_stopped();
+        }
         let text = "Done.";
         self.assistant(json!([{"type": "text", "text": text}]), None);
         self.result("success", json!(text), "end_turn", "completed");
     }
 
     /// The turn's `result` message.
-    fn result(&mut self, subtype: &str, result: Value, stop_reason: &str, terminal_reason: &str) {
+    pub(super) fn result(&mut self, subtype: &str, result: Value, stop_reason: &str, terminal_reason: &str) {
+        let message = self.result_message(subtype, result, stop_reason, terminal_reason);
+        self.last_result_failed = subtype != "success";
+        self.out.result(message);
+    }
+
+    pub(super) fn result_message(&self, subtype: &str, result: Value, stop_reason: &str, terminal_reason: &str) -> Value {
         let mut message = json!({
             "type": "result", "subtype": subtype, "is_error": subtype != "success",
             "duration_ms": self.started.elapsed().as_millis() as u64,
             "num_turns": self.api_calls, "result": result, "stop_reason": stop_reason, "session_id": self.session_id,
             "permission_denials": self.denials, "terminal_reason": terminal_reason, "uuid": new_uuid(),
         });
-        self.last_result_failed = subtype != "success";
-        if let Some(errors) = Session::result_errors(subtype, stop_reason) {
-            message["errors"] = errors;
-        }
         if let Some(r) = message.as_object_mut() {
             r.extend(stream::result_fields(&self.profile, &self.model, self.api_calls));
         }
-        self.out.result(message);
-    }
-}
-
-impl Session {
-    /// A session state change, told only to an SDK host that reads them
-    /// (CLAUDE_CODE_SDK_READS_SESSION_STATE non-empty, as both SDKs set it;
-    /// read in 2.1.332's source, seen on its wire).
-    pub fn session_state(&mut self, state: &str) {
-        if self.host.is_some() && self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_some_and(|v| !v.is_empty()) {
-            let mut event = json!({"type": "system", "subtype": "session_state_changed", "state": state, "sdk_host_only": true, "session_id": self.session_id, "uuid": new_uuid()});
-            if self.profile.stamps_written_at() {
-                event["written_at"] = json!(stream::timestamp());
-            }
-            self.out.event(event);
-        }
-    }
-
-    /// The result of a turn the host ended by denying with interrupt: no
-    /// further model request (measured on 2.1.334 through the TS SDK).
-    fn finish_interrupted(&mut self) {
-        self.result("error_during_execution", Value::Null, "tool_use", "aborted_tools");
-    }
-
-    /// The `errors` of an error result: the CLI's diagnostic of where the
-    /// turn stopped (a host's interrupt leaves a user message last).
-    pub fn result_errors(subtype: &str, stop_reason: &str) -> Option<Value> {
-        (subtype == "error_during_execution").then(|| json!([format!("[ede_diagnostic] result_type=user last_content_type=n/a stop_reason={stop_reason}")]))
+        message
     }
 }

@@ -33,7 +33,7 @@ pub fn api_model(model: &str) -> &str {
 /// Where the session runs, for init's paths.
 pub struct Place<'a> {
     pub cwd: &'a Path,
-    /// `<config dir>/projects/<cwd with / and . as ->`.
+    /// `<config dir>/projects/<cwd, each character but a letter or digit as ->`.
     pub project_dir: &'a Path,
 }
 
