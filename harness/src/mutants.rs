@@ -1,7 +1,7 @@
-//! Deliberately broken variants of the reference driver, one per known
-//! driver bug. Every scenario names the mutants that must fail it, and every
-//! mutant must be named by some scenario: together they prove each check can
-//! fail.
+//! Deliberately broken variants of the reference driver (the `sdk-` ones of
+//! its Claude Code SDK host mode variant), one per known driver bug. Every
+//! scenario names the mutants that must fail it, and every mutant must be
+//! named by some scenario: together they prove each check can fail.
 
 use std::collections::{BTreeMap, BTreeSet};
 
