@@ -70,6 +70,18 @@ impl ChildProcess {
         self.stdin = None;
     }
 
+    /// Waits up to `limit` for the child to exit on its own; true if it did.
+    pub fn exited_within(&mut self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return true,
+                Ok(None) if std::time::Instant::now() >= deadline => return false,
+                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+    }
+
     pub fn exit_code(&mut self) -> Option<i32> {
         self.child.try_wait().ok().flatten().and_then(|s| s.code())
     }

@@ -1,6 +1,7 @@
 //! Reference driver: the provider-neutral per-tool approval contract
 //! ([`spec`], [`fingerprint`]) and its implementations for `codex app-server`
-//! ([`codex`]) and Claude Code ([`claude`]); providers without a per-tool
+//! ([`codex`]) and Claude Code (print mode: [`claude`]; SDK host mode:
+//! [`claude_sdk`]); providers without a per-tool
 //! primitive fail closed ([`fail_closed`]). The parts a buggy driver typically
 //! gets wrong are plain functions collected in [`parts::Parts`], so tests can
 //! swap exactly one.
@@ -8,6 +9,7 @@
 pub mod bridge;
 pub mod child;
 pub mod claude;
+pub mod claude_sdk;
 pub mod codex;
 pub mod error;
 pub mod events;

@@ -33,6 +33,9 @@ pub struct Parts {
     pub claude_auth_header: fn(var: &str, value: &str) -> String,
     /// Claude Code: the permission prompt tool's verdict for `mcp__S__T`.
     pub claude_permission: fn(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value,
+    /// Claude Code in SDK host mode: the behavior object answering a
+    /// `can_use_tool` request about `mcp__S__T`.
+    pub claude_can_use_tool: fn(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value,
     /// Codex: the answer to an approval prompt for a gateway tool.
     pub gateway_respond: fn(&Value, &BTreeMap<String, Binding>, &mut BTreeSet<ConsentKey>, &mut dyn Host) -> Value,
     /// Binds catalog rows to gateway tools.
@@ -72,6 +75,7 @@ impl Parts {
             // Claude Code expands ${VAR} itself: the value stays out of argv.
             claude_auth_header: |var, _| format!("Bearer ${{{var}}}"),
             claude_permission: permission,
+            claude_can_use_tool: crate::claude_sdk::answer::can_use_tool,
             gateway_respond: crate::gateway::respond,
             gateway_bind: bind,
             bridge_result: model_facing,

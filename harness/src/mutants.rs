@@ -1,7 +1,7 @@
-//! Deliberately broken variants of the reference driver, one per known
-//! driver bug. Every scenario names the mutants that must fail it, and every
-//! mutant must be named by some scenario: together they prove each check can
-//! fail.
+//! Deliberately broken variants of the reference driver (the `sdk-` ones of
+//! its Claude Code SDK host mode variant), one per known driver bug. Every
+//! scenario names the mutants that must fail it, and every mutant must be
+//! named by some scenario: together they prove each check can fail.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,6 +17,9 @@ pub struct Mutant {
     pub name: &'static str,
     pub bug: &'static str,
     change: Change,
+    /// Varies the SDK host mode reference (`reference-claude-sdk`), not
+    /// the print mode one.
+    sdk: bool,
 }
 
 enum Change {
@@ -28,6 +31,11 @@ enum Change {
 impl Mutant {
     /// A fresh broken driver.
     pub fn build(&self) -> ReferenceDriver {
+        let driver = self.build_reference();
+        if self.sdk { driver.in_sdk_host_mode() } else { driver }
+    }
+
+    fn build_reference(&self) -> ReferenceDriver {
         match self.change {
             Change::Parts(change) => {
                 let mut parts = Parts::reference();
@@ -45,15 +53,20 @@ impl Mutant {
 }
 
 fn parts(name: &'static str, bug: &'static str, change: fn(&mut Parts)) -> Mutant {
-    Mutant { name, bug, change: Change::Parts(change) }
+    Mutant { name, bug, change: Change::Parts(change), sdk: false }
 }
 
 fn wiring(name: &'static str, bug: &'static str, wiring: Wiring) -> Mutant {
-    Mutant { name, bug, change: Change::Wiring(wiring) }
+    Mutant { name, bug, change: Change::Wiring(wiring), sdk: false }
 }
 
 fn both(name: &'static str, bug: &'static str, change: fn(&mut Parts), wiring: Wiring) -> Mutant {
-    Mutant { name, bug, change: Change::Both(change, wiring) }
+    Mutant { name, bug, change: Change::Both(change, wiring), sdk: false }
+}
+
+/// A broken SDK host mode driver (Claude Code only, from 2.1.332).
+fn sdk_parts(name: &'static str, bug: &'static str, change: fn(&mut Parts)) -> Mutant {
+    Mutant { sdk: true, ..parts(name, bug, change) }
 }
 
 /// Codex: accepts every elicitation, answers the rest as the reference does.
@@ -381,6 +394,24 @@ pub fn mutants() -> Vec<Mutant> {
             "resume-is-noop",
             "resume keeps the running provider, so rotated secrets and changed policies never arrive",
             Wiring { resume_is_noop: true, ..Wiring::default() },
+        ),
+        sdk_parts("sdk-allow-all", "SDK host mode: answers every can_use_tool with allow, never asking the host", |p| {
+            p.claude_can_use_tool = |_, input, _, _| json!({"behavior": "allow", "updatedInput": input});
+        }),
+        sdk_parts(
+            "sdk-server-wide-allowed-tools",
+            "SDK host mode: projects `approve` as a server-wide `mcp__S` allowedTools entry, so the server's other tools run unasked",
+            |p| {
+                p.claude_rules = |set| {
+                    let mut rules = drivers::parts::claude_rules(set);
+                    rules.allow = set
+                        .servers()
+                        .filter(|s| s.tools.values().any(|p| *p == ApprovalPolicy::Approve))
+                        .map(|s| format!("mcp__{}", drivers::claude::projection::claude_part(&s.name)))
+                        .collect();
+                    rules
+                };
+            },
         ),
     ]
 }

@@ -1,21 +1,43 @@
 //! The reference driver (the `drivers` crate) behind the harness's
-//! [`Driver`] trait. Its parts and wiring can be swapped, which is how
-//! [`crate::mutants`] builds the broken variants.
+//! [`Driver`] trait: as written, fail-closed, and driving Claude Code in SDK
+//! host mode ([`ReferenceDriver::claude_sdk`]). Its parts and wiring can be
+//! swapped, which is how [`crate::mutants`] builds the broken variants.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use drivers::bridge::BridgeTool;
 use drivers::claude::ClaudeDriver;
+use drivers::claude_sdk::ClaudeSdkDriver;
 use drivers::codex::CodexDriver;
 use drivers::{ApprovalPolicy, BridgeSpec, GlobalPolicy, HostDecision, HostPrompt, Launch as DriverLaunch, McpServerSpec, Parts};
 use serde_json::Value;
 
 use crate::driver::{self, Driver, Failure, Host, Launch, ServerSpec, Transport, TurnOutput};
 use crate::scenario::design::HOST_PROMPTS;
+use fakes::version::VersionRange;
 use crate::scenario::HostAnswer;
 
 /// The name of [`ReferenceDriver::fail_closed`].
 pub const FAIL_CLOSED: &str = "reference-fail-closed";
+/// The name of [`ReferenceDriver::claude_sdk`].
+pub const CLAUDE_SDK: &str = "reference-claude-sdk";
+
+/// What the SDK host driver claims: Claude Code only, prompts to the host.
+const CLAUDE_SDK_CAPABILITIES: &[&str] = &[
+    "claude",
+    "per-tool-approval",
+    HOST_PROMPTS,
+    "fingerprint",
+    "resume",
+    "call-scoped-servers",
+    "http-servers",
+    "secret-rotation",
+    "bridge",
+];
+
+/// The Claude Code versions whose SDK host mode the fake simulates
+/// (measured); 2.1.266 was never run that way.
+const CLAUDE_SDK_VERSIONS: &str = ">=2.1.332";
 
 /// Adapter-level faults: bugs in how a driver library is wired into a host,
 /// as opposed to the [`Parts`] it is made of.
@@ -41,6 +63,7 @@ enum Session {
     None,
     Codex(CodexDriver),
     Claude(ClaudeDriver),
+    ClaudeSdk(ClaudeSdkDriver),
     /// A provider the reference drives without per-tool policies only.
     Unsupported(String),
 }
@@ -51,6 +74,9 @@ pub struct ReferenceDriver {
     session: Session,
     wiring: Wiring,
     ever_scoped: Vec<ServerSpec>,
+    /// Drives Claude Code in SDK host mode ([`ClaudeSdkDriver`]) instead
+    /// of print mode, and nothing else.
+    claude_sdk: bool,
 }
 
 impl ReferenceDriver {
@@ -64,8 +90,20 @@ impl ReferenceDriver {
         ReferenceDriver::variant(FAIL_CLOSED, Parts::fail_closed(), Wiring::default())
     }
 
+    /// The reference design driving Claude Code as an Agent SDK does (one
+    /// long-lived CLI, prompts as `can_use_tool`), for Claude Code only.
+    pub fn claude_sdk() -> ReferenceDriver {
+        ReferenceDriver::variant(CLAUDE_SDK, Parts::reference(), Wiring::default()).in_sdk_host_mode()
+    }
+
     pub fn variant(name: &str, parts: Parts, wiring: Wiring) -> ReferenceDriver {
-        ReferenceDriver { name: name.to_string(), parts, session: Session::None, wiring, ever_scoped: Vec::new() }
+        ReferenceDriver { name: name.to_string(), parts, session: Session::None, wiring, ever_scoped: Vec::new(), claude_sdk: false }
+    }
+
+    /// This variant drives Claude Code in SDK host mode.
+    pub fn in_sdk_host_mode(mut self) -> ReferenceDriver {
+        self.claude_sdk = true;
+        self
     }
 
     fn specs(&self, servers: &[ServerSpec]) -> Result<Vec<McpServerSpec>, Failure> {
@@ -120,11 +158,21 @@ impl Driver for ReferenceDriver {
     }
 
     fn capabilities(&self) -> BTreeSet<String> {
+        if self.claude_sdk {
+            return CLAUDE_SDK_CAPABILITIES.iter().map(|c| c.to_string()).collect();
+        }
         let mut caps = driver::reference_capabilities();
         if !self.parts.host_prompts {
             caps.remove(HOST_PROMPTS);
         }
         caps
+    }
+
+    fn provider_versions(&self) -> BTreeMap<String, VersionRange> {
+        match self.claude_sdk {
+            true => [("claude".to_string(), CLAUDE_SDK_VERSIONS.parse().expect("a valid range"))].into(),
+            false => BTreeMap::new(),
+        }
     }
 
     fn fingerprint(&mut self, servers: &[ServerSpec], global_policy: &str) -> Result<String, Failure> {
@@ -135,6 +183,8 @@ impl Driver for ReferenceDriver {
     fn open(&mut self, launch: &Launch) -> Result<(), Failure> {
         let mut l = self.launch(launch)?;
         self.session = match launch.provider.as_str() {
+            "claude" if self.claude_sdk => Session::ClaudeSdk(ClaudeSdkDriver::new(self.parts)),
+            other if self.claude_sdk => return Err(Failure::new("unsupported", format!("{} drives only Claude Code, not {other}", self.name))),
             "codex" => Session::Codex(CodexDriver::new(self.parts)),
             "claude" => Session::Claude(ClaudeDriver::new(self.parts)),
             other => {
@@ -150,6 +200,7 @@ impl Driver for ReferenceDriver {
         match &mut self.session {
             Session::Codex(d) => d.open(l).map_err(failure),
             Session::Claude(d) => d.open(l).map_err(failure),
+            Session::ClaudeSdk(d) => d.open(l).map_err(failure),
             // The reference only checks these providers' declarations; it
             // starts their CLI only to show a downgrade would have launched.
             Session::Unsupported(_) => {
@@ -175,6 +226,7 @@ impl Driver for ReferenceDriver {
         let report = match &mut self.session {
             Session::Codex(d) => d.turn(prompt, specs, &mut bridge),
             Session::Claude(d) => d.turn(prompt, specs, &mut bridge),
+            Session::ClaudeSdk(d) => d.turn(prompt, specs, &mut bridge),
             Session::Unsupported(p) => return Err(Failure::new("unsupported", format!("the reference driver does not drive {p}"))),
             Session::None => return Err(Failure::new("not-open", "open() first")),
         }
@@ -215,6 +267,7 @@ impl Driver for ReferenceDriver {
                 }
             }
             Session::Claude(d) => d.resume(l).map_err(failure),
+            Session::ClaudeSdk(d) => d.resume(l).map_err(failure),
             _ => Ok(()),
         }
     }
@@ -223,6 +276,7 @@ impl Driver for ReferenceDriver {
         match &mut self.session {
             Session::Codex(d) => d.close(),
             Session::Claude(d) => d.close(),
+            Session::ClaudeSdk(d) => d.close(),
             _ => {}
         }
         self.session = Session::None;

@@ -428,7 +428,14 @@ pub fn serve(driver: &mut dyn Driver, input: impl BufRead, mut output: impl Writ
         let params = msg["params"].clone();
         let method = msg["method"].as_str().unwrap_or("").to_string();
         let result: Result<Value, Failure> = match method.as_str() {
-            "hello" => Ok(json!({"name": driver.name(), "capabilities": driver.capabilities()})),
+            "hello" => {
+                let mut hello = json!({"name": driver.name(), "capabilities": driver.capabilities()});
+                let versions = driver.provider_versions();
+                if !versions.is_empty() {
+                    hello["provider_versions"] = versions.iter().map(|(p, r)| (p.clone(), json!(r.to_string()))).collect();
+                }
+                Ok(hello)
+            }
             "fingerprint" => parse::<Vec<ServerSpec>>(params["servers"].clone(), "servers")
                 .and_then(|s| driver.fingerprint(&s, params["global"].as_str().unwrap_or("")))
                 .map(|fp| json!({"fingerprint": fp})),
@@ -539,5 +546,18 @@ mod tests {
         assert!(!ranges["claude"].contains(fakes::version::Version::new(2, 1, 266)));
         assert_eq!(provider_versions(&json!({"claude": "soon"})).unwrap_err().kind, "protocol-error");
         assert!(provider_versions(&json!(["claude"])).is_err());
+    }
+
+    #[test]
+    fn a_served_driver_says_which_versions_it_drives() {
+        let hello = |driver: &mut dyn Driver| {
+            let mut out = Vec::new();
+            serve(driver, &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{}}\n"[..], &mut out);
+            serde_json::from_slice::<Value>(&out).unwrap()["result"].clone()
+        };
+        let sdk = hello(&mut crate::reference::ReferenceDriver::claude_sdk());
+        assert_eq!(sdk["provider_versions"], json!({"claude": ">=2.1.332"}));
+        assert_eq!(provider_versions(&sdk["provider_versions"]).unwrap().len(), 1);
+        assert_eq!(hello(&mut crate::reference::ReferenceDriver::new()).get("provider_versions"), None);
     }
 }

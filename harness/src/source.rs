@@ -3,12 +3,13 @@
 
 use crate::driver::{Driver, Failure};
 use crate::mutants::mutants;
-use crate::reference::{ReferenceDriver, FAIL_CLOSED};
+use crate::reference::{ReferenceDriver, CLAUDE_SDK, FAIL_CLOSED};
 use crate::command::FakeCommand;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DriverSource {
-    /// `reference`, `reference-fail-closed` or `mutant:NAME`, in process.
+    /// `reference`, `reference-fail-closed`, `reference-claude-sdk` or
+    /// `mutant:NAME`, in process.
     Builtin(String),
     /// A shim program and its arguments (docs/driver-protocol.md).
     Shim(Vec<String>),
@@ -21,6 +22,10 @@ impl DriverSource {
 
     pub fn fail_closed() -> DriverSource {
         DriverSource::Builtin(FAIL_CLOSED.into())
+    }
+
+    pub fn claude_sdk() -> DriverSource {
+        DriverSource::Builtin(CLAUDE_SDK.into())
     }
 
     pub fn mutant(name: &str) -> DriverSource {
@@ -48,6 +53,7 @@ impl DriverSource {
         match name {
             "reference" => Ok(Box::new(ReferenceDriver::new())),
             FAIL_CLOSED => Ok(Box::new(ReferenceDriver::fail_closed())),
+            CLAUDE_SDK => Ok(Box::new(ReferenceDriver::claude_sdk())),
             _ => {
                 let wanted = name.strip_prefix("mutant:").unwrap_or(name);
                 mutants()

@@ -1,6 +1,6 @@
 //! `cargo test -p harness`: every scenario against the reference driver (as
-//! written, and fail-closed: refusing every prompt itself) on
-//! every measured Codex version, and every scenario against the mutants it
+//! written, fail-closed: refusing every prompt itself, and driving Claude
+//! Code in SDK host mode) on every measured provider version it drives, and every scenario against the mutants it
 //! names in `caught_by`, which must fail it, and every scenario through the
 //! example shims under examples/ (the codex-app-server-sdk one only where its
 //! venv exists: examples/codex-app-server-sdk/setup.sh, or
@@ -65,6 +65,7 @@ fn main() {
     // every prompt itself must pass too.
     trials.extend(planned_trials("", DriverSource::reference(), &scenarios));
     trials.extend(planned_trials("fail-closed::", DriverSource::fail_closed(), &scenarios));
+    trials.extend(planned_trials("claude-sdk::", DriverSource::claude_sdk(), &scenarios));
     for scenario in &scenarios {
         for mutant in &scenario.caught_by {
             let s = Arc::clone(scenario);
@@ -82,13 +83,16 @@ fn main() {
 }
 
 /// One trial per planned trial of `source`, named `{prefix}{trial}`, ignored
-/// where the driver's claims skip it.
+/// where the driver's claims or the provider versions it drives skip it.
 fn planned_trials(prefix: &str, source: DriverSource, scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
-    let capabilities = source.make(&fakes().supervise).map(|d| d.capabilities()).unwrap_or_default();
+    let driver = source.make(&fakes().supervise);
+    let capabilities = driver.as_ref().map(|d| d.capabilities()).unwrap_or_default();
+    let versions = driver.as_ref().map(|d| d.provider_versions()).unwrap_or_default();
     plan::trials(scenarios, &[source], &[])
         .into_iter()
         .map(|t| {
-            let skip = plan::skip_reason(&t.scenario, t.target.version, &capabilities);
+            let skip = plan::skip_reason(&t.scenario, t.target.version, &capabilities)
+                .or_else(|| plan::driver_version_skip(&t.scenario, t.target.version, &versions));
             Trial::test(format!("{prefix}{}", t.name()), move || {
                 let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(e.to_string()))?;
                 outcome.verdict.into_result().map_err(Failed::from)
@@ -124,10 +128,12 @@ fn coverage_page_is_current(dir: &Path, scenarios: &[Scenario]) -> Trial {
     })
 }
 
-/// The reference driver, and each mutant the scenario names, get the same
-/// verdict through the shim protocol as in process, on every version.
+/// The reference driver (and for Claude Code its SDK host mode one), and
+/// each mutant the scenario names, get the same verdict through the shim
+/// protocol as in process, on every version.
 fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
-    let variants = std::iter::once("reference".to_string()).chain(s.caught_by.iter().map(|m| format!("mutant:{m}")));
+    let sdk = (s.provider == harness::scenario::Provider::Claude).then(|| harness::reference::CLAUDE_SDK.to_string());
+    let variants = std::iter::once("reference".to_string()).chain(sdk).chain(s.caught_by.iter().map(|m| format!("mutant:{m}")));
     let mut diffs = Vec::new();
     for variant in variants {
         for version in plan::versions(s.provider) {

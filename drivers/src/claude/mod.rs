@@ -7,6 +7,7 @@
 //! through its bridge server's permission prompt tool, which decides like the
 //! Codex driver does: policy first, then the host.
 
+pub mod calls;
 pub mod projection;
 pub mod respond;
 
@@ -20,12 +21,13 @@ use crate::bridge::BridgeServer;
 use crate::child::ChildProcess;
 use crate::codex::respond::Context;
 use crate::error::DriverError;
-use crate::events::Event;
+use crate::events::{BridgeCall, Event};
 use crate::host::Host;
-use crate::launch::{BridgedResult, Launch, ToolCallRecord, TurnReport};
+use crate::launch::{BridgedResult, Launch, TurnReport};
 use crate::parts::Parts;
 use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, Transport};
-use projection::{claude_part, claude_tool_name, declared_tool};
+use calls::Calls;
+use projection::{claude_part, claude_tool_name};
 pub use respond::permission;
 
 /// Name of the permission prompt tool on the bridge server.
@@ -101,7 +103,7 @@ impl ClaudeDriver {
         child.close_input();
         let ctx = Context { servers: &set, global: launch.global, thread_id: "", bridge: launch.bridge.as_ref() };
         let mut report = TurnReport::default();
-        let mut pending: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let mut calls = Calls::default();
         let deadline = Instant::now() + TURN_TIMEOUT;
         loop {
             let event = match self.events.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
@@ -117,10 +119,7 @@ impl ClaudeDriver {
                         let verdict = (self.parts.claude_permission)(tool_name, &input, &ctx, host);
                         json!({"content": [{"type": "text", "text": verdict.to_string()}]})
                     } else {
-                        let call_id = (self.parts.bridge_call_id)(&call.meta, None);
-                        let result = (self.parts.bridge_result)(&host.call_tool(&call.tool, &call.arguments));
-                        report.bridged.push(BridgedResult { call_id, tool: call.tool.clone(), result: result.clone() });
-                        result
+                        host_tool(&self.parts, &call, host, &mut report)
                     };
                     let _ = call.reply.send(answer);
                 }
@@ -134,27 +133,7 @@ impl ClaudeDriver {
                     if msg["type"] == "system" && msg["subtype"] == "init" {
                         self.session_id = msg["session_id"].as_str().map(String::from).or(self.session_id.take());
                     }
-                    for block in blocks(&msg, "assistant") {
-                        if block["type"] == "tool_use" {
-                            let name = block["name"].as_str().unwrap_or("");
-                            let (server, tool) = split_tool_name(name, &set, &bridge_name);
-                            pending.insert(block["id"].as_str().unwrap_or("").to_string(), (server, tool));
-                        }
-                    }
-                    for block in blocks(&msg, "user") {
-                        if block["type"] == "tool_result" {
-                            let id = block["tool_use_id"].as_str().unwrap_or("").to_string();
-                            let (server, tool) = pending.remove(&id).unwrap_or_default();
-                            let failed = block["is_error"] == json!(true);
-                            report.tool_calls.push(ToolCallRecord {
-                                call_id: id,
-                                server,
-                                tool,
-                                status: if failed { "failed" } else { "completed" }.into(),
-                                error: failed.then(|| text_of(&block["content"])),
-                            });
-                        }
-                    }
+                    calls.observe(&msg, &set, Some(&bridge_name), &mut report);
                     if msg["type"] == "result" {
                         return Ok(report);
                     }
@@ -168,17 +147,7 @@ impl ClaudeDriver {
     }
 
     fn arguments(&self, prompt: &str, set: &ServerSet, launch: &Launch, bridge: &str, bridge_url: &str) -> Vec<String> {
-        let mut servers = serde_json::Map::new();
-        for s in set.servers() {
-            servers.insert(s.name.clone(), match &s.transport {
-                Transport::Stdio { command, args, env } => json!({"type": "stdio", "command": command, "args": args, "env": env}),
-                Transport::Http { url, bearer_token_env: Some(var) } => {
-                    let value = launch.process.secrets.get(var).map(String::as_str).unwrap_or("");
-                    json!({"type": "http", "url": url, "headers": {"Authorization": (self.parts.claude_auth_header)(var, value)}})
-                }
-                Transport::Http { url, bearer_token_env: None } => json!({"type": "http", "url": url}),
-            });
-        }
+        let mut servers = mcp_servers(set, launch, &self.parts);
         servers.insert(bridge.to_string(), json!({"type": "http", "url": bridge_url}));
         let rules = (self.parts.claude_rules)(set);
         let mut allow = rules.allow;
@@ -220,7 +189,17 @@ impl ClaudeDriver {
     }
 }
 
-fn check_secrets(set: &ServerSet, launch: &Launch) -> Result<BTreeMap<String, String>, DriverError> {
+/// Runs a bridged call of one of the host's tools; what the child gets back
+/// is recorded under the child's call id.
+pub fn host_tool(parts: &Parts, call: &BridgeCall, host: &mut dyn Host, report: &mut TurnReport) -> Value {
+    let call_id = (parts.bridge_call_id)(&call.meta, None);
+    let result = (parts.bridge_result)(&host.call_tool(&call.tool, &call.arguments));
+    report.bridged.push(BridgedResult { call_id, tool: call.tool.clone(), result: result.clone() });
+    result
+}
+
+/// Each secret the servers need, from the launch: the child's environment.
+pub fn check_secrets(set: &ServerSet, launch: &Launch) -> Result<BTreeMap<String, String>, DriverError> {
     set.secret_envs()
         .into_iter()
         .map(|var| match launch.process.secrets.get(var) {
@@ -230,23 +209,20 @@ fn check_secrets(set: &ServerSet, launch: &Launch) -> Result<BTreeMap<String, St
         .collect()
 }
 
-fn blocks<'a>(msg: &'a Value, kind: &str) -> Vec<&'a Value> {
-    if msg["type"] != kind {
-        return Vec::new();
+/// The declared servers as Claude Code's `mcpServers` record (an
+/// `--mcp-config` document's, or an SDK initialize request's); an HTTP
+/// server's token as `parts.claude_auth_header` writes it.
+pub fn mcp_servers(set: &ServerSet, launch: &Launch, parts: &Parts) -> serde_json::Map<String, Value> {
+    let mut servers = serde_json::Map::new();
+    for s in set.servers() {
+        servers.insert(s.name.clone(), match &s.transport {
+            Transport::Stdio { command, args, env } => json!({"type": "stdio", "command": command, "args": args, "env": env}),
+            Transport::Http { url, bearer_token_env: Some(var) } => {
+                let value = launch.process.secrets.get(var).map(String::as_str).unwrap_or("");
+                json!({"type": "http", "url": url, "headers": {"Authorization": (parts.claude_auth_header)(var, value)}})
+            }
+            Transport::Http { url, bearer_token_env: None } => json!({"type": "http", "url": url}),
+        });
     }
-    msg.pointer("/message/content").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
-}
-
-/// Claude Code's renamed `mcp__S__T` -> the declared (server, tool), else
-/// the renamed tool part of a known server.
-fn split_tool_name(name: &str, set: &ServerSet, bridge: &str) -> (String, String) {
-    declared_tool(set, [bridge], name).map(|(server, tool, _)| (server, tool)).unwrap_or_else(|| (String::new(), name.to_string()))
-}
-
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
-        _ => String::new(),
-    }
+    servers
 }

@@ -27,7 +27,7 @@ pub use read::{discover, MAX_SCENARIO_BYTES};
 /// driver claiming one not listed here cannot be judged.
 pub const CAPABILITIES: &[(&str, &str)] = &[
     ("codex", "drives Codex (`codex app-server`)"),
-    ("claude", "drives Claude Code (`claude -p`)"),
+    ("claude", "drives Claude Code (`claude -p`, or the SDK host mode: `--input-format stream-json`)"),
     ("cursor", "drives Cursor's agent CLI"),
     ("codebuddy", "drives CodeBuddy's CLI"),
     ("per-tool-approval", "takes a per-tool approval policy (`approve` | `prompt`) for each declared tool"),

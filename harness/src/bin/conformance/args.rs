@@ -50,7 +50,8 @@ pub enum Command {
     Mutants,
     /// Serve a built-in driver over the driver protocol on stdio.
     Shim {
-        /// `reference` or `mutant:NAME`.
+        /// `reference`, `reference-fail-closed`, `reference-claude-sdk` or
+        /// `mutant:NAME`.
         #[arg(long, default_value = "reference")]
         driver: String,
     },
@@ -131,8 +132,9 @@ pub struct Select {
 pub struct RunArgs {
     #[command(flatten)]
     pub select: Select,
-    /// A built-in driver: `reference` or `mutant:NAME` (repeatable; several
-    /// drivers make one combined report).
+    /// A built-in driver: `reference`, `reference-fail-closed`,
+    /// `reference-claude-sdk` (Claude Code in SDK host mode) or
+    /// `mutant:NAME` (repeatable; several drivers make one combined report).
     #[arg(long = "driver", value_name = "NAME")]
     pub driver: Vec<String>,
     /// A driver shim (docs/driver-protocol.md): program and arguments, split

@@ -1,0 +1,100 @@
+//! The SDK host's answer to `can_use_tool`: the same decision the print
+//! driver's permission prompt tool makes ([`decide`]: policy first, then the
+//! host), with the host's decision mapped to the CLI's behavior object in
+//! one place ([`answer`]).
+
+use serde_json::{json, Value};
+
+use crate::claude::respond::decide;
+use crate::codex::respond::Context;
+use crate::host::{Host, HostDecision};
+
+/// The behavior object for one `can_use_tool` request about `tool_name`
+/// (Claude Code's renamed `mcp__S__T`) called with `input`.
+pub fn can_use_tool(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
+    match decide(tool_name, ctx, host) {
+        Ok(decision) => answer(decision, tool_name, input),
+        // Nobody vouched for the tool: refused, the turn goes on.
+        Err(why) => json!({"behavior": "deny", "message": why}),
+    }
+}
+
+/// A decision as the CLI takes it: Accept runs the call with its own input,
+/// Decline refuses this call, Cancel refuses it and ends the turn.
+pub fn answer(decision: HostDecision, tool_name: &str, input: &Value) -> Value {
+    match decision {
+        // `updatedInput` must be an object; the call's input unchanged.
+        HostDecision::Accept => json!({"behavior": "allow", "updatedInput": if input.is_object() { input.clone() } else { json!({}) }}),
+        HostDecision::Decline => json!({"behavior": "deny", "message": format!("The host declined {tool_name}")}),
+        HostDecision::Cancel => json!({"behavior": "deny", "message": format!("The host cancelled {tool_name}"), "interrupt": true}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::binding::{GatewayEvent, ResumeAnswer};
+    use crate::host::HostPrompt;
+    use crate::spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, Transport};
+
+    struct Answers(HostDecision, Vec<HostPrompt>);
+
+    impl Host for Answers {
+        fn decide(&mut self, prompt: &HostPrompt) -> HostDecision {
+            self.1.push(prompt.clone());
+            self.0
+        }
+        fn call_tool(&mut self, _: &str, _: &Value) -> Value {
+            json!({})
+        }
+        fn interrupt(&mut self, _: &GatewayEvent) -> ResumeAnswer {
+            unreachable!()
+        }
+    }
+
+    fn set() -> ServerSet {
+        let spec = McpServerSpec {
+            name: "notes".into(),
+            transport: Transport::Stdio { command: "x".into(), args: vec![], env: Default::default() },
+            reason: "r".into(),
+            tools: [("notes.append".to_string(), ApprovalPolicy::Prompt), ("list".to_string(), ApprovalPolicy::Approve)].into(),
+        };
+        ServerSet::build(vec![spec]).unwrap()
+    }
+
+    fn ask(name: &str, global: GlobalPolicy, host: HostDecision) -> (Value, Vec<HostPrompt>) {
+        let servers = set();
+        let ctx = Context { servers: &servers, global, thread_id: "", bridge: None };
+        let mut h = Answers(host, Vec::new());
+        (can_use_tool(name, &json!({"a": 1}), &ctx, &mut h), h.1)
+    }
+
+    #[test]
+    fn policy_first_then_the_host() {
+        // A prompt tool asks the host even under auto-approve, by its declared name.
+        let (v, asked) = ask("mcp__notes__notes_append", GlobalPolicy::AutoApprove, HostDecision::Accept);
+        assert_eq!(v, json!({"behavior": "allow", "updatedInput": {"a": 1}}));
+        assert_eq!(asked, [HostPrompt::ToolCall { server: "notes".into(), tool: "notes.append".into() }]);
+        // approve, and no policy under auto-approve: settled without the host.
+        assert!(ask("mcp__notes__list", GlobalPolicy::Ask, HostDecision::Decline).1.is_empty());
+        let (v, asked) = ask("mcp__notes__other", GlobalPolicy::AutoApprove, HostDecision::Decline);
+        assert_eq!((v["behavior"].as_str(), asked.len()), (Some("allow"), 0));
+        // No policy under ask: the host.
+        assert_eq!(ask("mcp__notes__other", GlobalPolicy::Ask, HostDecision::Accept).1.len(), 1);
+        // Unknown tools are refused without asking.
+        let (v, asked) = ask("Bash", GlobalPolicy::AutoApprove, HostDecision::Accept);
+        assert_eq!((v["behavior"].as_str(), asked.len()), (Some("deny"), 0));
+        assert_eq!(ask("mcp__mirror__list", GlobalPolicy::AutoApprove, HostDecision::Accept).0["behavior"], "deny");
+    }
+
+    #[test]
+    fn host_answers_map_to_behaviors() {
+        let (decline, _) = ask("mcp__notes__notes_append", GlobalPolicy::Ask, HostDecision::Decline);
+        assert_eq!(decline["behavior"], "deny");
+        assert!(decline["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert_eq!(decline.get("interrupt"), None);
+        let (cancel, _) = ask("mcp__notes__notes_append", GlobalPolicy::Ask, HostDecision::Cancel);
+        assert_eq!((cancel["behavior"].as_str(), &cancel["interrupt"]), (Some("deny"), &json!(true)));
+        assert_eq!(answer(HostDecision::Accept, "t", &Value::Null), json!({"behavior": "allow", "updatedInput": {}}));
+    }
+}
