@@ -36,6 +36,13 @@ pub struct Parts {
     /// Claude Code in SDK host mode: the behavior object answering a
     /// `can_use_tool` request about `mcp__S__T`.
     pub claude_can_use_tool: fn(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value,
+    /// Claude Code in SDK host mode: the permission mode set for the mode
+    /// the host asked for.
+    pub claude_permission_mode: fn(&str) -> String,
+    /// Claude Code in SDK host mode: the hooks registered in initialize
+    /// (null: none) and the answer to each `hook_callback` (its input).
+    pub claude_hooks: fn() -> Value,
+    pub claude_hook_answer: fn(&Value) -> Value,
     /// Codex: the answer to an approval prompt for a gateway tool.
     pub gateway_respond: fn(&Value, &BTreeMap<String, Binding>, &mut BTreeSet<ConsentKey>, &mut dyn Host) -> Value,
     /// Binds catalog rows to gateway tools.
@@ -76,6 +83,10 @@ impl Parts {
             claude_auth_header: |var, _| format!("Bearer ${{{var}}}"),
             claude_permission: permission,
             claude_can_use_tool: crate::claude_sdk::answer::can_use_tool,
+            claude_permission_mode: |mode| mode.to_string(),
+            // Every gated call is decided in can_use_tool: no hooks.
+            claude_hooks: || Value::Null,
+            claude_hook_answer: |_| json!({}),
             gateway_respond: crate::gateway::respond,
             gateway_bind: bind,
             bridge_result: model_facing,

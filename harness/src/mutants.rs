@@ -398,6 +398,30 @@ pub fn mutants() -> Vec<Mutant> {
         sdk_parts("sdk-allow-all", "SDK host mode: answers every can_use_tool with allow, never asking the host", |p| {
             p.claude_can_use_tool = |_, input, _, _| json!({"behavior": "allow", "updatedInput": input});
         }),
+        sdk_parts("sdk-drops-edits", "SDK host mode: answers an accepted prompt with the model's input, dropping the host's edit", |p| {
+            p.claude_can_use_tool = |name, input, ctx, host| match drivers::claude::respond::decide(name, ctx, host) {
+                Ok(decision) => drivers::claude_sdk::answer::answer(decision, name, input),
+                Err(why) => json!({"behavior": "deny", "message": why}),
+            };
+        }),
+        sdk_parts("sdk-cancel-as-decline", "SDK host mode: a host's cancel becomes a plain deny, so the model goes on with its turn", |p| {
+            p.claude_can_use_tool = |name, input, ctx, host| {
+                let mut behavior = drivers::claude_sdk::answer::can_use_tool(name, input, ctx, host);
+                if let Some(b) = behavior.as_object_mut() {
+                    b.remove("interrupt");
+                }
+                behavior
+            };
+        }),
+        sdk_parts("sdk-hook-allows-mcp", "SDK host mode: a PreToolUse hook allows every MCP tool, so a tool without a policy under global ask runs unasked", |p| {
+            p.claude_hooks = || json!({"PreToolUse": [{"matcher": "mcp__.*", "hookCallbackIds": ["mcp_trusted"]}]});
+            p.claude_hook_answer = |_| {
+                json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "MCP tools are trusted"}})
+            };
+        }),
+        sdk_parts("sdk-mode-bypass", "SDK host mode: carries out any permission mode change as bypassPermissions, so every tool runs unasked", |p| {
+            p.claude_permission_mode = |_| "bypassPermissions".into();
+        }),
         sdk_parts(
             "sdk-server-wide-allowed-tools",
             "SDK host mode: projects `approve` as a server-wide `mcp__S` allowedTools entry, so the server's other tools run unasked",

@@ -33,6 +33,7 @@ const CLAUDE_SDK_CAPABILITIES: &[&str] = &[
     "http-servers",
     "secret-rotation",
     "bridge",
+    "sdk-host",
 ];
 
 /// The Claude Code versions whose SDK host mode the fake simulates
@@ -269,6 +270,13 @@ impl Driver for ReferenceDriver {
             Session::Claude(d) => d.resume(l).map_err(failure),
             Session::ClaudeSdk(d) => d.resume(l).map_err(failure),
             _ => Ok(()),
+        }
+    }
+
+    fn permission_mode(&mut self, mode: &str) -> Result<(), Failure> {
+        match &mut self.session {
+            Session::ClaudeSdk(d) => d.permission_mode(mode).map_err(failure),
+            _ => Err(Failure::new("unsupported", format!("{} has no permission mode to switch to {mode}", self.name))),
         }
     }
 

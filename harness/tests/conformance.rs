@@ -340,6 +340,8 @@ impl Replays {
             let real = recordings::load(file)?;
             let source = if real.driver == recordings::REFERENCE {
                 DriverSource::reference()
+            } else if DriverSource::builtin(&real.driver).is_ok() {
+                DriverSource::Builtin(real.driver.clone())
             } else {
                 match self.drivers.get(&real.driver) {
                     Some((Ok(Some(cmd)), _)) => DriverSource::Shim(cmd.clone()),

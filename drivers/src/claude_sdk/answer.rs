@@ -7,23 +7,51 @@ use serde_json::{json, Value};
 
 use crate::claude::respond::decide;
 use crate::codex::respond::Context;
-use crate::host::{Host, HostDecision};
+use crate::gateway::binding::{GatewayEvent, ResumeAnswer};
+use crate::host::{Host, HostDecision, HostPrompt};
 
 /// The behavior object for one `can_use_tool` request about `tool_name`
 /// (Claude Code's renamed `mcp__S__T`) called with `input`.
 pub fn can_use_tool(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
-    match decide(tool_name, ctx, host) {
-        Ok(decision) => answer(decision, tool_name, input),
+    let mut host = Editing { host, edit: None };
+    match decide(tool_name, ctx, &mut host) {
+        Ok(decision) => answer(decision, tool_name, host.edit.as_ref().unwrap_or(input)),
         // Nobody vouched for the tool: refused, the turn goes on.
         Err(why) => json!({"behavior": "deny", "message": why}),
     }
 }
 
-/// A decision as the CLI takes it: Accept runs the call with its own input,
-/// Decline refuses this call, Cancel refuses it and ends the turn.
+/// The host as [`decide`] asks it, keeping the input the host puts in
+/// place of the model's when it accepts.
+pub struct Editing<'a> {
+    pub host: &'a mut dyn Host,
+    pub edit: Option<Value>,
+}
+
+impl Host for Editing<'_> {
+    fn decide(&mut self, prompt: &HostPrompt) -> HostDecision {
+        let decision = self.host.decide(prompt);
+        if decision == HostDecision::Accept {
+            self.edit = self.host.edited_input(prompt).filter(Value::is_object);
+        }
+        decision
+    }
+
+    fn call_tool(&mut self, tool: &str, arguments: &Value) -> Value {
+        self.host.call_tool(tool, arguments)
+    }
+
+    fn interrupt(&mut self, event: &GatewayEvent) -> ResumeAnswer {
+        self.host.interrupt(event)
+    }
+}
+
+/// A decision as the CLI takes it: Accept runs the call with `input` (the
+/// host's edit, else the model's), Decline refuses this call, Cancel
+/// refuses it and ends the turn.
 pub fn answer(decision: HostDecision, tool_name: &str, input: &Value) -> Value {
     match decision {
-        // `updatedInput` must be an object; the call's input unchanged.
+        // `updatedInput` must be an object.
         HostDecision::Accept => json!({"behavior": "allow", "updatedInput": if input.is_object() { input.clone() } else { json!({}) }}),
         HostDecision::Decline => json!({"behavior": "deny", "message": format!("The host declined {tool_name}")}),
         HostDecision::Cancel => json!({"behavior": "deny", "message": format!("The host cancelled {tool_name}"), "interrupt": true}),
@@ -33,8 +61,6 @@ pub fn answer(decision: HostDecision, tool_name: &str, input: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::binding::{GatewayEvent, ResumeAnswer};
-    use crate::host::HostPrompt;
     use crate::spec::{ApprovalPolicy, GlobalPolicy, McpServerSpec, ServerSet, Transport};
 
     struct Answers(HostDecision, Vec<HostPrompt>);
@@ -43,6 +69,9 @@ mod tests {
         fn decide(&mut self, prompt: &HostPrompt) -> HostDecision {
             self.1.push(prompt.clone());
             self.0
+        }
+        fn edited_input(&mut self, prompt: &HostPrompt) -> Option<Value> {
+            matches!(prompt, HostPrompt::ToolCall { tool, .. } if tool == "edited").then(|| json!({"by": "host"}))
         }
         fn call_tool(&mut self, _: &str, _: &Value) -> Value {
             json!({})
@@ -96,5 +125,13 @@ mod tests {
         let (cancel, _) = ask("mcp__notes__notes_append", GlobalPolicy::Ask, HostDecision::Cancel);
         assert_eq!((cancel["behavior"].as_str(), &cancel["interrupt"]), (Some("deny"), &json!(true)));
         assert_eq!(answer(HostDecision::Accept, "t", &Value::Null), json!({"behavior": "allow", "updatedInput": {}}));
+    }
+
+    #[test]
+    fn an_accepting_host_edit_replaces_the_models_input() {
+        let (v, _) = ask("mcp__notes__edited", GlobalPolicy::Ask, HostDecision::Accept);
+        assert_eq!(v, json!({"behavior": "allow", "updatedInput": {"by": "host"}}));
+        // Settled without the host: the model's input.
+        assert_eq!(ask("mcp__notes__edited", GlobalPolicy::AutoApprove, HostDecision::Accept).0["updatedInput"], json!({"a": 1}));
     }
 }

@@ -9,6 +9,9 @@ use serde_json::{json, Map, Value};
 pub enum FromCli {
     /// A gated call: answer with a behavior object.
     CanUseTool { id: String, request: Value },
+    /// A PreToolUse hook the host registered in initialize: answer with
+    /// the hook's output.
+    HookCallback { id: String, request: Value },
     /// A request this host does not serve (hooks, SDK MCP servers ...).
     Unsupported { id: String, subtype: String },
     /// The answer to one of the host's requests.
@@ -29,6 +32,7 @@ pub fn classify(msg: Value) -> Result<FromCli, String> {
             let request = msg.get("request").cloned().unwrap_or(Value::Null);
             match text(&request, "subtype").as_deref() {
                 Some("can_use_tool") => Ok(FromCli::CanUseTool { id, request }),
+                Some("hook_callback") => Ok(FromCli::HookCallback { id, request }),
                 other => Ok(FromCli::Unsupported { id, subtype: other.unwrap_or("").to_string() }),
             }
         }
@@ -45,8 +49,30 @@ pub fn classify(msg: Value) -> Result<FromCli, String> {
 
 /// The host's initialize request: the MCP servers travel in it (the TS
 /// SDK's default delivery, with `--await-initialize`).
-pub fn initialize(id: &str, servers: &Map<String, Value>) -> Value {
-    json!({"type": "control_request", "request_id": id, "request": {"subtype": "initialize", "mcpServers": servers}})
+pub fn initialize(id: &str, servers: &Map<String, Value>, hooks: Value) -> Value {
+    let mut request = json!({"subtype": "initialize", "mcpServers": servers});
+    if !hooks.is_null() {
+        request["hooks"] = hooks;
+    }
+    json!({"type": "control_request", "request_id": id, "request": request})
+}
+
+/// The reply to a `hook_callback` request: the hook's output.
+pub fn hook_reply(id: &str, output: Value) -> Value {
+    json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": output}})
+}
+
+/// The host's switch of the session's permission mode.
+pub fn set_permission_mode(id: &str, mode: &str) -> Value {
+    json!({"type": "control_request", "request_id": id, "request": {"subtype": "set_permission_mode", "mode": mode}})
+}
+
+/// Err: the CLI's error answer to a request of the host's.
+pub fn check_success(response: &Value) -> Result<(), String> {
+    match response.get("subtype").and_then(Value::as_str) {
+        Some("success") => Ok(()),
+        _ => Err(format!("the CLI refused: {}", response.get("error").and_then(Value::as_str).unwrap_or("no reason given"))),
+    }
 }
 
 /// One prompt: the CLI plays a turn for it.
@@ -100,7 +126,9 @@ mod tests {
         let can = json!({"type": "control_request", "request_id": "u1", "request": {"subtype": "can_use_tool", "tool_name": "mcp__a__b"}});
         assert!(matches!(classify(can), Ok(FromCli::CanUseTool { ref id, .. }) if id == "u1"));
         let hook = json!({"type": "control_request", "request_id": "u2", "request": {"subtype": "hook_callback"}});
-        assert_eq!(classify(hook), Ok(FromCli::Unsupported { id: "u2".into(), subtype: "hook_callback".into() }));
+        assert!(matches!(classify(hook), Ok(FromCli::HookCallback { ref id, .. }) if id == "u2"));
+        let sdk = json!({"type": "control_request", "request_id": "u3", "request": {"subtype": "mcp_message"}});
+        assert_eq!(classify(sdk), Ok(FromCli::Unsupported { id: "u3".into(), subtype: "mcp_message".into() }));
         assert!(classify(json!({"type": "control_request", "request": {"subtype": "can_use_tool"}})).is_err());
         assert!(matches!(classify(json!({"type": "control_response", "response": {"request_id": "i", "subtype": "success"}})), Ok(FromCli::Response { .. })));
         assert_eq!(classify(json!({"type": "control_cancel_request", "request_id": "u1"})), Ok(FromCli::Cancelled));

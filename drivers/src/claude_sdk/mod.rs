@@ -86,6 +86,11 @@ pub struct ClaudeSdkDriver {
     generation: u64,
     bridge: Option<(String, BridgeServer)>,
     running: Option<Running>,
+    /// The permission mode the host switched to, if it did: set on the
+    /// running CLI, and passed to one started later.
+    mode: Option<String>,
+    /// Requests of the host's own sent so far (their ids).
+    requests: u64,
 }
 
 impl ClaudeSdkDriver {
@@ -102,6 +107,8 @@ impl ClaudeSdkDriver {
             generation: 0,
             bridge: None,
             running: None,
+            mode: None,
+            requests: 0,
         }
     }
 
@@ -171,6 +178,28 @@ impl ClaudeSdkDriver {
         played.map(|_| turn.report)
     }
 
+    /// Switches the session's permission mode between turns: the running
+    /// CLI is told (`set_permission_mode`), one started later gets it on
+    /// its command line.
+    pub fn permission_mode(&mut self, mode: &str) -> Result<(), DriverError> {
+        let mode = (self.parts.claude_permission_mode)(mode);
+        self.mode = Some(mode.clone());
+        if self.running.is_none() {
+            return Ok(());
+        }
+        let launch = self.launch.clone().ok_or_else(|| DriverError::new("not-open", "open() first"))?;
+        let set = self.base.clone();
+        let ctx = Context { servers: &set, global: launch.global, thread_id: "", bridge: launch.bridge.as_ref() };
+        let mut turn = Turn { ctx, bridge: None, calls: Calls::default(), report: TurnReport::default() };
+        self.requests += 1;
+        let id = format!("mode{}", self.requests);
+        self.send(&control::set_permission_mode(&id, &mode))?;
+        // Between turns nothing is asked: a stray prompt is declined.
+        let mut nobody = Nobody;
+        let response = self.pump(Instant::now() + self.timeouts.initialize, &Until::Response(id), &mut nobody, &mut turn)?;
+        control::check_success(&response).map_err(|e| DriverError::new("provider-rejected", e))
+    }
+
     /// Stops the CLI (it ends its session on EOF; killed if it does not
     /// exit in time) and the bridge server.
     pub fn close(&mut self) {
@@ -203,10 +232,13 @@ impl ClaudeSdkDriver {
     /// for its answer to initialize.
     fn start(&mut self, plan: Plan, launch: &Launch, host: &mut dyn Host, turn: &mut Turn) -> Result<(), DriverError> {
         self.generation += 1;
-        let argv = plan.argv(self.session_id.as_deref());
+        let mut argv = plan.argv(self.session_id.as_deref());
+        if let Some(mode) = &self.mode {
+            argv.insert(argv.len() - 1, format!("--permission-mode={mode}"));
+        }
         let child = ChildProcess::spawn(&launch.process.binary, &argv, &launch.process.cwd, &plan.env, self.events_tx.clone(), self.generation)?;
         let id = format!("init{}", self.generation);
-        let request = control::initialize(&id, &plan.servers);
+        let request = control::initialize(&id, &plan.servers, (self.parts.claude_hooks)());
         let servers_sent = !plan.servers.is_empty();
         self.running = Some(Running { child, plan });
         self.send(&request)?;
@@ -258,6 +290,10 @@ impl ClaudeSdkDriver {
                     let behavior = (self.parts.claude_can_use_tool)(name, &input, &turn.ctx, host);
                     self.send(&control::can_use_tool_reply(&id, &request, behavior))?;
                 }
+                FromCli::HookCallback { id, request } => {
+                    let output = (self.parts.claude_hook_answer)(request.get("input").unwrap_or(&Value::Null));
+                    self.send(&control::hook_reply(&id, output))?;
+                }
                 FromCli::Unsupported { id, subtype } => self.send(&control::unsupported(&id, &subtype))?,
                 FromCli::Response { id, response } => {
                     if matches!(until, Until::Response(want) if *want == id) {
@@ -286,5 +322,23 @@ impl ClaudeSdkDriver {
             r.child.close_input();
             r.child.exited_within(self.timeouts.exit);
         }
+    }
+}
+
+/// The host between turns: nothing is asked then, so a prompt that comes
+/// anyway is declined, and no host tool runs.
+struct Nobody;
+
+impl Host for Nobody {
+    fn decide(&mut self, _prompt: &crate::host::HostPrompt) -> crate::host::HostDecision {
+        crate::host::HostDecision::Decline
+    }
+
+    fn call_tool(&mut self, _tool: &str, _arguments: &Value) -> Value {
+        json!({"content": [{"type": "text", "text": "no host tool runs between turns"}], "isError": true})
+    }
+
+    fn interrupt(&mut self, _event: &crate::gateway::binding::GatewayEvent) -> crate::gateway::binding::ResumeAnswer {
+        crate::gateway::binding::ResumeAnswer::Deny
     }
 }

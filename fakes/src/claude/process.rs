@@ -137,9 +137,12 @@ pub fn print(p: Prepared, script: Script) -> i32 {
     rec.record(&json!({"event": "turn", "index": turn, "session_id": launch.session_id, "prompt": prompt, "permission_mode": launch.mode}));
     let mut session = launch.connect(out, dynamic);
     session.prompt_number = prompt_number;
+    session.loaded = state.loaded.get(&launch.session_id).cloned().unwrap_or_default();
     session.init(launch.opts.tools.as_deref());
     let actions = script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default();
-    if let Err(fatal) = play(&mut session, actions) {
+    let played = play(&mut session, actions);
+    state.keep_loaded(&launch.session_id, &session.loaded, &script);
+    if let Err(fatal) = played {
         return fail(&rec, &fatal, 1);
     }
     // The real CLI prints its result, then works through its exit before it
@@ -195,7 +198,10 @@ impl Launch {
             mode: self.mode.clone(),
             session_id: self.session_id.clone(),
             prompt_tool: self.opts.permission_prompt_tool.clone(),
-            model: self.opts.model.clone().unwrap_or_else(|| self.profile.default_model().to_string()),
+            model: self.opts.model.clone().unwrap_or_else(|| {
+                let resumed = self.opts.resume.is_some() || self.opts.continue_session;
+                if resumed { self.profile.resumed_default_model() } else { self.profile.default_model() }.to_string()
+            }),
             servers,
             denials: Vec::new(),
             api_calls: 0,
@@ -210,6 +216,7 @@ impl Launch {
             host: None,
             interrupted: false,
             last_result_failed: false,
+            results: 0,
             hooks: Default::default(),
             hook_stopped: false,
             prompt_id: super::uuid::new_uuid(),

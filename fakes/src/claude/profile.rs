@@ -125,6 +125,16 @@ impl Profile {
         }
     }
 
+    /// The model a resumed session reports without `--model`: 2.1.266
+    /// drops the `[1m]` context suffix there (measured with `--resume`).
+    pub fn resumed_default_model(&self) -> &'static str {
+        if self.version.at_least(2, 1, 332) {
+            self.default_model()
+        } else {
+            "claude-opus-5"
+        }
+    }
+
     /// The built-in tools init lists, in its order (Task first, then by
     /// name); ToolSearch joins them when MCP tools are deferred.
     pub fn builtin_tools(&self) -> &'static [&'static str] {
@@ -436,6 +446,12 @@ pub fn dont_ask_denial(name: &str) -> String {
 /// A call to a tool the model was not given (denied or not connected).
 pub fn no_such_tool(name: &str) -> String {
     format!("<tool_use_error>Error: {NO_SUCH_TOOL}: {name}</tool_use_error>")
+}
+
+/// A call to a deferred tool the session loaded earlier but no server
+/// provides any more (measured on 2.1.332 and 2.1.334 with tool search).
+pub fn no_such_tool_left(name: &str) -> String {
+    format!("<tool_use_error>Error: {NO_SUCH_TOOL}: {name}. No MCP server in this session provides it; continue without this tool.</tool_use_error>")
 }
 
 /// The stderr line of a `--permission-prompt-tool` that is not among the

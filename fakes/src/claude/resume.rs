@@ -53,4 +53,17 @@ pub struct State {
     /// Prompts each session has had: a resumed conversation carries them.
     #[serde(default)]
     pub prompts: std::collections::BTreeMap<String, usize>,
+    /// Deferred tools each session loaded with ToolSearch: a resumed
+    /// conversation still has them (measured through both Agent SDKs'
+    /// resume, 2.1.332 and 2.1.334).
+    #[serde(default)]
+    pub loaded: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+}
+
+impl State {
+    /// Keeps what the session loaded during its turn for a later process.
+    pub fn keep_loaded(&mut self, session_id: &str, loaded: &std::collections::BTreeSet<String>, script: &crate::script::Script) {
+        self.loaded.insert(session_id.to_string(), loaded.clone());
+        script.save_state(self);
+    }
 }

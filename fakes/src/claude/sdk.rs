@@ -54,7 +54,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                         Err(lines) => break fail(&rec, &profile::invalid_mcp_config(&lines), 1),
                     }
                 }
-                let mut s = start(&launch, &mut out, &mut dynamic, &host);
+                let mut s = start(&launch, &mut out, &mut dynamic, &host, &state);
                 s.hooks = Hooks::from_initialize(request.get("hooks"));
                 // The Python SDK sends `"hooks": null` without hooks: none applied (measured on 2.1.332).
                 let hooks = request.get("hooks").is_some_and(|h| !h.is_null());
@@ -67,7 +67,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                 session = Some(s);
             }
             Incoming::Control { id, subtype, request } => {
-                let (reply, status) = idle_control(&id, &subtype, &request, &launch.session_id);
+                let (reply, status) = idle_control(&id, &subtype, &request, &launch);
                 let sink = match session.as_mut() {
                     Some(s) => {
                         if let Some(mode) = status.as_ref().and_then(|e| e["permissionMode"].as_str()) {
@@ -85,7 +85,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
             Incoming::User(msg) => {
                 let s = match session.as_mut() {
                     Some(s) => s,
-                    None => session.insert(start(&launch, &mut out, &mut dynamic, &host)),
+                    None => session.insert(start(&launch, &mut out, &mut dynamic, &host, &state)),
                 };
                 let (turn, prompt_number) = next_turn(&script, &mut state, &launch.session_id);
                 let prompt = msg.pointer("/message/content").cloned().unwrap_or(Value::Null);
@@ -101,7 +101,9 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                 s.session_state("running");
                 s.init(launch.opts.tools.as_deref());
                 let actions = script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default();
-                if let Err(fatal) = play(s, actions) {
+                let played = play(s, actions);
+                state.keep_loaded(&launch.session_id, &s.loaded, &script);
+                if let Err(fatal) = played {
                     break fail(&rec, &fatal, 1);
                 }
                 if let Some(Incoming::Malformed(text)) = host.ended() {
@@ -122,7 +124,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
 /// The answer to a control request between turns, and the status event
 /// that follows it (2.1.332, measured): `interrupt` with nothing running,
 /// `set_permission_mode`; any other subtype is unsupported.
-fn idle_control(id: &str, subtype: &str, request: &Value, session_id: &str) -> (Value, Option<Value>) {
+fn idle_control(id: &str, subtype: &str, request: &Value, launch: &Launch) -> (Value, Option<Value>) {
     match subtype {
         "interrupt" => (host::success(id, json!({"still_queued": []})), None),
         "set_permission_mode" => {
@@ -132,7 +134,10 @@ fn idle_control(id: &str, subtype: &str, request: &Value, session_id: &str) -> (
                 let reply = json!({"type": "control_response", "response": {"subtype": "error", "request_id": id, "error": error, "error_code": "invalid_mode"}});
                 return (reply, None);
             }
-            let status = json!({"type": "system", "subtype": "status", "status": null, "permissionMode": mode, "uuid": super::uuid::new_uuid(), "session_id": session_id});
+            let mut status = json!({"type": "system", "subtype": "status", "status": null, "permissionMode": mode, "uuid": super::uuid::new_uuid(), "session_id": launch.session_id});
+            if launch.profile.stamps_sdk_events() {
+                status["written_at"] = json!(super::stream::timestamp());
+            }
             (host::success(id, json!({"mode": mode})), Some(status))
         }
         _ => (host::unsupported(id, subtype), None),
@@ -141,10 +146,12 @@ fn idle_control(id: &str, subtype: &str, request: &Value, session_id: &str) -> (
 
 /// Connects the servers and makes the session whose gated calls go to
 /// the host.
-fn start(launch: &Launch, out: &mut Option<Output>, dynamic: &mut Vec<ServerConfig>, host: &Rc<Host>) -> Session {
+fn start(launch: &Launch, out: &mut Option<Output>, dynamic: &mut Vec<ServerConfig>, host: &Rc<Host>, state: &State) -> Session {
     let out = out.take().expect("one session per process");
     let mut s = launch.connect(out, std::mem::take(dynamic));
     s.host = Some(Rc::clone(host));
+    // A resumed session still has the deferred tools it loaded.
+    s.loaded = state.loaded.get(&launch.session_id).cloned().unwrap_or_default();
     s
 }
 

@@ -156,7 +156,17 @@ impl Session {
     pub(super) fn finish_interrupted(&mut self) {
         let mut message = self.result_message("error_during_execution", Value::Null, "tool_use", "aborted_tools");
         message["errors"] = json!([profile::ABORTED_DIAGNOSTIC]);
+        // No result text, no API status or latencies, and two more turns
+        // than model requests (measured on 2.1.332 and 2.1.334, with and
+        // without tool search).
+        if let Some(m) = message.as_object_mut() {
+            for k in ["result", "api_error_status", "first_content_frame_ms", "time_to_request_ms", "ttft_ms", "ttft_stream_ms"] {
+                m.remove(k);
+            }
+        }
+        message["num_turns"] = json!(self.api_calls + 2);
         self.last_result_failed = true;
+        self.results += 1;
         self.out.result(message);
     }
 

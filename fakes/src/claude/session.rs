@@ -58,6 +58,8 @@ pub struct Session {
     /// its input ends (measured after an interrupted turn, 2.1.332 and
     /// 2.1.334).
     pub last_result_failed: bool,
+    /// Results this process has written before the current turn's.
+    pub results: usize,
     /// The SDK host's PreToolUse hooks (from initialize).
     pub hooks: Hooks,
     /// A hook answered `continue: false`: the turn ends after this call.
@@ -207,7 +209,11 @@ impl Session {
 
     /// The display names of a call to `server`'s `tool`, if it has it.
     fn tool_use_meta(&self, server: &str, tool: &str, id: &str) -> Option<Value> {
-        let s = self.servers.iter().find(|s| s.config.name == server)?;
+        let Some(s) = self.servers.iter().find(|s| s.config.name == server) else {
+            // No such server in the session: named from the tool alone
+            // (measured on 2.1.332 and 2.1.334).
+            return self.profile.tool_use_meta_names_tool().then(|| json!({"id": id, "display_name": stream::display_name(tool)}));
+        };
         let (_, greeting) = s.conn.as_ref().ok()?;
         let entry = greeting.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(tool))?;
         let info = greeting.initialize.get("serverInfo").cloned().unwrap_or(Value::Null);
@@ -265,7 +271,9 @@ impl Session {
     fn decide_and_run(&mut self, server: &str, tool: &str, name: &str, id: &str, arguments: &Value) -> (CallOutcome, Option<String>) {
         // The model calls the renamed name; the server gets its own tool name.
         let Some(tool) = self.servers.resolve(server, tool).filter(|_| !self.rules.denies(name)) else {
-            let mut o = CallOutcome::refused("removed", Rendered::error(profile::no_such_tool(name)));
+            // A deferred tool this session loaded earlier, whose server is gone.
+            let text = if self.defers_tools() && self.loaded.contains(name) { profile::no_such_tool_left(name) } else { profile::no_such_tool(name) };
+            let mut o = CallOutcome::refused("removed", Rendered::error(text));
             o.denial = false;
             return (o, None);
         };
@@ -370,17 +378,29 @@ impl Session {
         let word = answer.word();
         let mut o = match answer {
             PromptAnswer::Allow { updated_input } => {
+                let changed = updated_input.as_ref().is_some_and(|u| u != arguments);
                 let input = updated_input.unwrap_or_else(|| arguments.clone());
                 let mut o = self.run_tool(server, tool, id, &input);
                 o.meta = self.profile.reports_permission_decision().then(|| self.decision_meta(id, json!({"decision": "accept", "source": "user_temporary"})));
+                // An SDK host's edit is marked like a hook's (measured on 2.1.334).
+                if let Some(meta) = o.meta.as_mut().filter(|_| changed && self.host.is_some() && self.profile.marks_changed_input()) {
+                    meta["input_changed"] = json!(true);
+                }
                 o
             }
-            PromptAnswer::Deny { message, interrupt } => {
-                // With interrupt the host's message is not used (measured).
-                let text = if interrupt { profile::REJECTED_STOP.to_string() } else { message };
-                let mut o = CallOutcome::refused("prompt", Rendered::error(text));
+            PromptAnswer::Deny { message, interrupt: false } => {
+                let mut o = CallOutcome::refused("prompt", Rendered::error(message));
                 o.meta = Some(self.rejected_meta(id, "permission-rule", json!({"decision": "reject", "source": "user_reject"})));
-                self.interrupted = interrupt;
+                o
+            }
+            // With interrupt the host's message is not used, and the call is
+            // the user's rejection, as for an interrupted wait (measured on
+            // 2.1.332 and 2.1.334).
+            PromptAnswer::Deny { interrupt: true, .. } => {
+                let rendered = Rendered { content: json!(profile::REJECTED_STOP), is_error: true, tool_use_result: json!(profile::USER_REJECTED) };
+                let mut o = CallOutcome::refused("prompt", rendered);
+                o.meta = Some(json!({"id": id, "non_execution_kind": "user-rejected"}));
+                self.interrupted = true;
                 o
             }
             PromptAnswer::Invalid => {
@@ -461,6 +481,7 @@ impl Session {
     pub(super) fn result(&mut self, subtype: &str, result: Value, stop_reason: &str, terminal_reason: &str) {
         let message = self.result_message(subtype, result, stop_reason, terminal_reason);
         self.last_result_failed = subtype != "success";
+        self.results += 1;
         self.out.result(message);
     }
 
@@ -473,6 +494,11 @@ impl Session {
         });
         if let Some(r) = message.as_object_mut() {
             r.extend(stream::result_fields(&self.profile, &self.model, self.api_calls));
+        }
+        // An SDK host's long-lived process numbers its results (measured on
+        // 2.1.332 and 2.1.334: the second turn's is 1).
+        if message.get("result_index").is_some() {
+            message["result_index"] = json!(self.results);
         }
         message
     }

@@ -22,6 +22,7 @@ const INPUT_PRICE: f64 = 5e-6;
 const OUTPUT_PRICE: f64 = 25e-6;
 /// The context window and output limit init's model gets.
 const CONTEXT_WINDOW: u64 = 1_000_000;
+const SMALL_CONTEXT_WINDOW: u64 = 200_000;
 const MAX_OUTPUT_TOKENS: u64 = 128_000;
 
 /// The model id the API is asked for: a `[1m]` suffix only selects the
@@ -144,9 +145,12 @@ pub fn result_usage(profile: &Profile, input: u64, output: u64) -> Value {
 }
 
 fn model_usage(profile: &Profile, model: &str, input: u64, output: u64, cost: f64) -> Value {
+    // 2.1.266 gives the 1M window only to the `[1m]` model name (a resumed
+    // session's plain name has 200k, measured).
+    let window = if !profile.version.at_least(2, 1, 332) && !model.ends_with("[1m]") { SMALL_CONTEXT_WINDOW } else { CONTEXT_WINDOW };
     let mut usage = json!({
         "inputTokens": input, "outputTokens": output, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
-        "thinkingTokens": 0, "webSearchRequests": 0, "costUSD": cost, "contextWindow": CONTEXT_WINDOW,
+        "thinkingTokens": 0, "webSearchRequests": 0, "costUSD": cost, "contextWindow": window,
         "maxOutputTokens": MAX_OUTPUT_TOKENS, "canonicalModel": api_model(model), "costBasis": "list", "provider": "firstParty",
     });
     if profile.result_has_since_last() {

@@ -86,7 +86,9 @@ pub fn fidelity(root: &Path, filter: Option<&str>, jobs: usize, shims: &[DriverS
     let mut ok = true;
     let replay = |f: &std::path::PathBuf| -> Result<Option<Replay>, String> {
         let real = recordings::load(f)?;
-        let Some(source) = by_name.get(&real.driver) else { return Ok(None) };
+        // A built-in driver (reference-claude-sdk ...) is always at hand.
+        let builtin = DriverSource::builtin(&real.driver).is_ok().then(|| DriverSource::Builtin(real.driver.clone()));
+        let Some(source) = by_name.get(&real.driver).cloned().or(builtin) else { return Ok(None) };
         let mut driver = source.make(&fakes.supervise).map_err(|e| format!("{}: {e}", source.label()))?;
         recordings::replay(f, &real, driver.as_mut(), &scenarios, &allow, fakes).map(Some)
     };
