@@ -110,8 +110,9 @@ impl Profile {
     }
 
     /// SDK host mode (`--input-format stream-json`, control protocol) is
-    /// simulated where it was measured: 2.1.332, which the Python Agent SDK
-    /// bundles. 2.1.266 was never run that way.
+    /// simulated where it was measured: 2.1.332 and 2.1.334, which the
+    /// Agent SDKs bundle. 2.1.266 ignores servers delivered in initialize
+    /// (no `mcp_servers_applied`, measured); the rest was not measured.
     pub fn simulates_sdk_host(&self) -> bool {
         self.version.at_least(2, 1, 332)
     }
