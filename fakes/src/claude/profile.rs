@@ -171,13 +171,14 @@ impl Profile {
     }
 
     /// The SDK protocol capabilities init announces.
-    pub fn capabilities(&self) -> &'static [&'static str] {
+    pub fn capabilities(&self) -> Vec<&'static str> {
         if self.version.at_least(2, 1, 334) {
-            &CAPABILITIES_334
+            // 2.1.334 adds lifecycle_idle_v1.
+            [&CAPABILITIES_332[..], &["lifecycle_idle_v1"]].concat()
         } else if self.version.at_least(2, 1, 332) {
-            &CAPABILITIES_332
+            CAPABILITIES_332.to_vec()
         } else {
-            &CAPABILITIES_266
+            CAPABILITIES_266.to_vec()
         }
     }
 
@@ -336,15 +337,6 @@ const CAPABILITIES_332: [&str; 23] = [
     "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
     "voice_call_talk_line_v1", "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1",
     "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1", "silent_resend_files_v1",
-];
-/// 2.1.334 adds lifecycle_idle_v1.
-const CAPABILITIES_334: [&str; 24] = [
-    "interrupt_receipt_v1", "interrupt_cancel_queued_v1", "interrupt_send_now_v1", "interrupt_requeue_taken_v1",
-    "msg_lifecycle_v1", "request_marker_lists_v1", "ask_user_question_unanswered_v1", "lifecycle_wakeup_source_v1",
-    "sdk_mcp_tools_list_changed", "sdk_mcp_manifests", "mcp_read_resource_v1", "mcp_tool_ui_meta_v1", "ui_surface_v1",
-    "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
-    "voice_call_talk_line_v1", "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1",
-    "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1", "silent_resend_files_v1", "lifecycle_idle_v1",
 ];
 /// The SDK protocol capabilities the initialize answer announces (2.1.332).
 pub const INITIALIZE_CAPABILITIES: [&str; 8] = [
