@@ -10,21 +10,9 @@ use super::hooks::{self, CallPlace, Combined, HookAnswer};
 use super::host::Stop;
 use super::profile;
 use super::render::Rendered;
-use super::session::{CallOutcome, Session};
+use super::session::{CallOutcome, HookVerdict, Session};
 use super::stream;
 use super::uuid::new_uuid;
-
-/// What a call's hooks leave for the rules.
-pub enum HookVerdict {
-    /// No hook, or none with an opinion.
-    NoOpinion,
-    /// Runs without can_use_tool, unless an ask rule covers the tool.
-    Allow { updated_input: Option<Value> },
-    /// Put to the host as can_use_tool, whatever the rules say.
-    Ask { reason: Option<String>, asks: usize },
-    /// Refused (or interrupted) before any rule.
-    Settled(CallOutcome),
-}
 
 impl Session {
     fn server_source(&self, server: &str) -> &'static str {

@@ -18,7 +18,6 @@ use super::stream::{self, Place};
 use super::can_use_tool::Why;
 use super::hooks::Hooks;
 use super::host::Host;
-use super::sdk_call::HookVerdict;
 use super::uuid::new_uuid;
 use crate::wire::Recorder;
 
@@ -66,6 +65,18 @@ pub struct Session {
     pub hook_stopped: bool,
     /// This prompt's id, as hook inputs name it.
     pub prompt_id: String,
+}
+
+/// What a call's hooks leave for the rules.
+pub enum HookVerdict {
+    /// No hook, or none with an opinion.
+    NoOpinion,
+    /// Runs without can_use_tool, unless an ask rule covers the tool.
+    Allow { updated_input: Option<Value> },
+    /// Put to the host as can_use_tool, whatever the rules say.
+    Ask { reason: Option<String>, asks: usize },
+    /// Refused (or interrupted) before any rule.
+    Settled(CallOutcome),
 }
 
 pub(super) struct CallOutcome {
