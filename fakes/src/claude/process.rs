@@ -213,6 +213,7 @@ impl Launch {
             hooks: Default::default(),
             hook_stopped: false,
             prompt_id: super::uuid::new_uuid(),
+            sdk_pending: Vec::new(),
         }
     }
 }
