@@ -9,6 +9,8 @@ use serde_json::{json, Map, Value};
 pub enum FromCli {
     /// A gated call: answer with a behavior object.
     CanUseTool { id: String, request: Value },
+    /// A JSON-RPC message for one of the host's SDK servers.
+    McpMessage { id: String, server: String, message: Value },
     /// A request this host does not serve (hooks, SDK MCP servers ...).
     Unsupported { id: String, subtype: String },
     /// The answer to one of the host's requests.
@@ -29,6 +31,11 @@ pub fn classify(msg: Value) -> Result<FromCli, String> {
             let request = msg.get("request").cloned().unwrap_or(Value::Null);
             match text(&request, "subtype").as_deref() {
                 Some("can_use_tool") => Ok(FromCli::CanUseTool { id, request }),
+                Some("mcp_message") => Ok(FromCli::McpMessage {
+                    id,
+                    server: text(&request, "server_name").unwrap_or_default(),
+                    message: request.get("message").cloned().unwrap_or(Value::Null),
+                }),
                 other => Ok(FromCli::Unsupported { id, subtype: other.unwrap_or("").to_string() }),
             }
         }
@@ -44,9 +51,14 @@ pub fn classify(msg: Value) -> Result<FromCli, String> {
 }
 
 /// The host's initialize request: the MCP servers travel in it (the TS
-/// SDK's default delivery, with `--await-initialize`).
-pub fn initialize(id: &str, servers: &Map<String, Value>) -> Value {
-    json!({"type": "control_request", "request_id": id, "request": {"subtype": "initialize", "mcpServers": servers}})
+/// SDK's default delivery, with `--await-initialize`), and the names of the
+/// host's own SDK servers.
+pub fn initialize(id: &str, servers: &Map<String, Value>, sdk_servers: &[String]) -> Value {
+    let mut request = json!({"subtype": "initialize", "mcpServers": servers});
+    if !sdk_servers.is_empty() {
+        request["sdkMcpServers"] = json!(sdk_servers);
+    }
+    json!({"type": "control_request", "request_id": id, "request": request})
 }
 
 /// One prompt: the CLI plays a turn for it.
@@ -99,6 +111,8 @@ mod tests {
     fn lines_by_what_the_host_does() {
         let can = json!({"type": "control_request", "request_id": "u1", "request": {"subtype": "can_use_tool", "tool_name": "mcp__a__b"}});
         assert!(matches!(classify(can), Ok(FromCli::CanUseTool { ref id, .. }) if id == "u1"));
+        let mcp = json!({"type": "control_request", "request_id": "u3", "request": {"subtype": "mcp_message", "server_name": "host", "message": {"id": 0}}});
+        assert_eq!(classify(mcp), Ok(FromCli::McpMessage { id: "u3".into(), server: "host".into(), message: json!({"id": 0}) }));
         let hook = json!({"type": "control_request", "request_id": "u2", "request": {"subtype": "hook_callback"}});
         assert_eq!(classify(hook), Ok(FromCli::Unsupported { id: "u2".into(), subtype: "hook_callback".into() }));
         assert!(classify(json!({"type": "control_request", "request": {"subtype": "can_use_tool"}})).is_err());
