@@ -214,6 +214,7 @@ impl Launch {
             hook_stopped: false,
             prompt_id: super::uuid::new_uuid(),
             sdk_pending: Vec::new(),
+            sdk_opened: Vec::new(),
         }
     }
 }

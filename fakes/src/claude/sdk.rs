@@ -72,7 +72,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                 reply["response"]["pending_permission_requests"] = json!([]);
                 reply["response"]["pending_user_dialog_requests"] = json!([]);
                 s.out.line(&reply);
-                s.finish_sdk_servers(opened);
+                s.notify_sdk_servers(opened);
                 session = Some(s);
             }
             Incoming::Control { id, subtype, request } => {
@@ -99,7 +99,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                         // connect at once (unmeasured).
                         let mut s = start(&launch, &mut out, &mut dynamic, &host);
                         let opened = s.open_sdk_servers(Vec::new());
-                        s.finish_sdk_servers(opened);
+                        s.notify_sdk_servers(opened);
                         session.insert(s)
                     }
                 };
@@ -115,6 +115,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                 s.prompt_id = super::uuid::new_uuid();
                 s.started = std::time::Instant::now();
                 s.session_state("running");
+                s.list_sdk_servers();
                 s.init(launch.opts.tools.as_deref());
                 let actions = script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default();
                 if let Err(fatal) = play(s, actions) {

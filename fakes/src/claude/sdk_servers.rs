@@ -160,16 +160,24 @@ impl Session {
         opened
     }
 
-    /// The rest of the handshake, after the answer to the host's
-    /// initialize: `notifications/initialized` (its answer is not read),
-    /// then `tools/list`.
-    pub fn finish_sdk_servers(&mut self, opened: Vec<Opened>) {
+    /// After the answer to the host's initialize: `notifications/initialized`
+    /// (its answer is not read). The real CLI sends it at once, racing the
+    /// host's first prompt (2 of 5 runs showed the prompt's
+    /// session_state_changed first; 2.1.332 and 2.1.334).
+    pub fn notify_sdk_servers(&mut self, opened: Vec<Opened>) {
         for Opened { config, initialize } in opened {
             let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-            if let Err(stop) = self.ask_during_setup(&config.name, note) {
-                self.servers.add(config, Err(setup_failure("notifications/initialized", Err(stop))));
-                continue;
+            match self.ask_during_setup(&config.name, note) {
+                Ok(_) => self.sdk_opened.push(Opened { config, initialize }),
+                Err(stop) => self.servers.add(config, Err(setup_failure("notifications/initialized", Err(stop)))),
             }
+        }
+    }
+
+    /// The end of the handshake, `tools/list`: sent once the turn has
+    /// started (after its session_state_changed, before init), as measured.
+    pub fn list_sdk_servers(&mut self) {
+        for Opened { config, initialize } in std::mem::take(&mut self.sdk_opened) {
             let message = json!({"method": "tools/list", "jsonrpc": "2.0", "id": 1});
             match self.ask_during_setup(&config.name, message).map(|a| read_reply(&a, 1)) {
                 Ok(Reply::Result(listed)) => {

@@ -66,6 +66,9 @@ pub struct Session {
     pub prompt_id: String,
     /// The SDK host's servers from the command line, not connected yet.
     pub sdk_pending: Vec<super::sdk_servers::Declared>,
+    /// SDK servers initialized but not listed yet (tools/list comes with
+    /// the first turn).
+    pub sdk_opened: Vec<super::sdk_servers::Opened>,
 }
 
 pub(super) struct CallOutcome {
