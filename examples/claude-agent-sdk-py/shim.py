@@ -3,6 +3,9 @@ speaking docs/driver-protocol.md on stdin/stdout. Per-tool `approve` becomes
 an exact `allowed_tools` entry (the CLI then never asks about it); every
 other gated call reaches the `can_use_tool` callback, which asks the host
 through `host/decide` (or settles it alone where the host declared it settled).
+The host's own tools (bridge) are an in-process SDK MCP server
+(`create_sdk_mcp_server`), each tool allowed by name; its handlers run the
+tool through `host/call_tool`.
 
 Run: PY=$(bash examples/claude-agent-sdk-py/setup.sh)
      target/debug/conformance run --provider claude --driver-cmd "$PY examples/claude-agent-sdk-py/shim.py"
@@ -27,7 +30,9 @@ from claude_agent_sdk import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 from claude_agent_sdk.types import CanUseToolShadowedWarning
 
@@ -36,13 +41,12 @@ from claude_agent_sdk.types import CanUseToolShadowedWarning
 warnings.simplefilter("ignore", CanUseToolShadowedWarning)
 
 # What this shim implements through the package. Not claimed: fingerprint
-# (the package has none), bridge (its in-process SDK servers speak
-# mcp_message, which the fakes do not simulate), resume, call-scoped and
-# HTTP servers (not written here).
+# (the package has none), resume, call-scoped and HTTP servers (not written
+# here). bridge: the host's tools as an in-process SDK server (mcp_message).
 # sdk-host: the host's edited input goes back as `updated_input`, a cancel
 # denies with `interrupt=True`, a permission mode set between turns is the
 # next query's `permission_mode`.
-CAPABILITIES = ["claude", "per-tool-approval", "host-prompts", "sdk-host"]
+CAPABILITIES = ["claude", "per-tool-approval", "host-prompts", "sdk-host", "bridge"]
 # The package's control protocol (initialize, can_use_tool) is simulated and
 # measured from 2.1.332 on, the version bundled in its wheel.
 PROVIDER_VERSIONS = {"claude": ">=2.1.332"}
@@ -103,6 +107,7 @@ class Driver:
         self.servers = {}
         self.session_id = None
         self.permission_mode = None
+        self.bridge = None
 
     def open(self, launch):
         if launch["provider"] != "claude":
@@ -111,6 +116,14 @@ class Driver:
         for s in self.servers.values():
             if s["transport"]["type"] != "stdio":
                 raise DriverError("unsupported", f"{s['transport']['type']} servers are not implemented")
+        self.bridge = None
+        if launch.get("bridge"):
+            name = launch["bridge"]["server"].strip()
+            if not NAME_RE.match(name):
+                raise DriverError("invalid-name", f"bridge server name {json.dumps(name)}")
+            if name in self.servers:
+                raise DriverError("duplicate-conflict", f"bridge server {json.dumps(name)} is also declared")
+            self.bridge = {"server": name, "tools": [str(t).strip() for t in launch["bridge"]["tools"]]}
         self.launch = launch
         self.session_id = None
         self.permission_mode = None
@@ -122,14 +135,36 @@ class Driver:
         }
 
     def allowed_tools(self):
-        """The exact allow entries: one per `approve` tool, nothing server-wide."""
-        return [tool_name(s["name"], t) for s in self.servers.values() for t, mode in s["tools"].items() if mode == "approve"]
+        """The exact allow entries: one per `approve` tool, nothing server-wide;
+        the host's own tools run without a prompt, each named exactly."""
+        out = [tool_name(s["name"], t) for s in self.servers.values() for t, mode in s["tools"].items() if mode == "approve"]
+        return out + [tool_name(self.bridge["server"], t) for t in (self.bridge or {}).get("tools", [])]
+
+    def bridge_server(self, ran):
+        """The host's tools as an in-process SDK server. The package hands a
+        handler only the arguments, so each run is kept in `ran` as (tool,
+        arguments) and matched to the CLI's tool_use id after the turn."""
+        def make(name):
+            # Any object: the arguments reach the host as the model gave them.
+            @tool(name, "", {"type": "object", "properties": {}, "additionalProperties": True})
+            async def run(args):
+                answer = await self.ask("host/call_tool", {"tool": name, "arguments": args})
+                ran.append((name, args))
+                return model_facing(answer.get("result") or {})
+            return run
+        return create_sdk_mcp_server(self.bridge["server"], tools=[make(t) for t in self.bridge["tools"]])
 
     def locate(self, name):
         """The declared server and tool behind a renamed `mcp__S__T`. The
         package hands the callback no `mcp_server` (the CLI sends one), so
         the name alone decides: a server that declares the rest as a tool
         first, else the longest server name that prefixes it."""
+        if self.bridge:
+            prefix = f"mcp__{claude_part(self.bridge['server'])}__"
+            if name.startswith(prefix):
+                rest = name[len(prefix):]
+                t = next((t for t in self.bridge["tools"] if claude_part(t) == rest), rest)
+                return {"server": self.bridge["server"], "tool": t, "policy": "approve"}
         found = []
         for s in self.servers.values():
             prefix = f"mcp__{claude_part(s['name'])}__"
@@ -166,11 +201,14 @@ class Driver:
         # The package merges `env` over its own environment; the secrets go
         # to the CLI (and through it to the servers) and nowhere else.
         env = {**(self.launch.get("secrets") or {}), "CLAUDE_CONFIG_DIR": self.launch["home"]}
+        servers, ran, uses = self.mcp_servers(), [], []
+        if self.bridge:
+            servers[self.bridge["server"]] = self.bridge_server(ran)
         options = ClaudeAgentOptions(
             cli_path=self.launch["binary"],
             cwd=self.launch["cwd"],
             env=env,
-            mcp_servers=self.mcp_servers(),
+            mcp_servers=servers,
             allowed_tools=self.allowed_tools(),
             can_use_tool=self.can_use_tool,
             resume=self.session_id,
@@ -187,6 +225,7 @@ class Driver:
                     for block in msg.content:
                         if isinstance(block, ToolUseBlock):
                             pending[block.id] = self.locate(block.name) or {"server": "", "tool": block.name}
+                            uses.append(block)
                 elif isinstance(msg, UserMessage) and isinstance(msg.content, list):
                     for block in msg.content:
                         if isinstance(block, ToolResultBlock):
@@ -204,7 +243,30 @@ class Driver:
                 raise DriverError(kind, str(e).split("\n")[0]) from e
         if result is None:
             raise DriverError("provider-exited", "claude ended without a result")
-        return {"tool_calls": calls, "bridged": []}
+        return {"tool_calls": calls, "bridged": self.bridged(ran, uses)}
+
+    def bridged(self, ran, uses):
+        """Each host tool run, under the id of the first tool_use not yet
+        claimed that called it with the same arguments."""
+        out, claimed = [], set()
+        for name, args in ran:
+            full = tool_name(self.bridge["server"], name)
+            use = next((u for u in uses if u.id not in claimed and u.name == full and u.input == args), None)
+            if use is not None:
+                claimed.add(use.id)
+            out.append({"call_id": use.id if use else "", "tool": name})
+        return out
+
+
+def model_facing(result):
+    """What the model may see of a host tool's result: only blocks meant for
+    it (no audience, or one including "assistant"), without annotations."""
+    blocks = [
+        {k: v for k, v in b.items() if k != "annotations"}
+        for b in result.get("content") or []
+        if not isinstance((b.get("annotations") or {}).get("audience"), list) or "assistant" in b["annotations"]["audience"]
+    ]
+    return {"content": blocks, "is_error": result.get("isError") is True}
 
 
 # ---- the protocol loop -------------------------------------------------------

@@ -4,6 +4,9 @@
 // becomes an exact `allowedTools` entry (the CLI then never asks about it);
 // every other gated call reaches `canUseTool`, which asks the host through
 // `host/decide` (or settles it alone where the host declared it settled).
+// The host's own tools (bridge) are an in-process SDK MCP server
+// (`createSdkMcpServer`), each tool allowed by name; its handlers run the
+// tool through `host/call_tool`.
 //
 // Run: (cd examples/claude-agent-sdk-ts && npm install --omit=optional)
 //      target/debug/conformance run --provider claude --driver-cmd "node examples/claude-agent-sdk-ts/shim.mjs"
@@ -11,16 +14,17 @@
 // so the SDK's bundled binary (an optional dependency) is not needed.
 
 import { createInterface } from "node:readline";
-import { query } from "@anthropic-ai/claude-agent-sdk";
+import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
+import { z } from "zod";
 
 // What this shim implements through the package. Not claimed: fingerprint
-// (the package has none), bridge (its in-process SDK MCP servers speak
-// mcp_message, which the fakes do not simulate yet), resume, call-scoped
-// and HTTP servers (not written here yet).
+// (the package has none), resume, call-scoped and HTTP servers (not
+// written here yet).
 // sdk-host: the host's edited input goes back as `updatedInput`, a cancel
 // denies with `interrupt: true`, a permission mode set between turns is the
 // next query's `permissionMode`.
-const CAPABILITIES = ["claude", "per-tool-approval", "host-prompts", "sdk-host"];
+// bridge: the host's tools as an in-process SDK server (mcp_message).
+const CAPABILITIES = ["claude", "per-tool-approval", "host-prompts", "sdk-host", "bridge"];
 // The SDK's control protocol (initialize with mcpServers, can_use_tool) is
 // simulated and measured from 2.1.332 on; 2.1.266 was never run this way.
 const PROVIDER_VERSIONS = { claude: ">=2.1.332" };
@@ -76,6 +80,7 @@ class Driver {
     this.servers = new Map();
     this.sessionId = null;
     this.permissionMode = null;
+    this.bridge = null;
   }
 
   open(launch) {
@@ -83,6 +88,13 @@ class Driver {
     this.servers = normalize(launch.servers);
     for (const s of this.servers.values()) {
       if (s.transport.type !== "stdio") throw new DriverError("unsupported", `${s.transport.type} servers are not implemented`);
+    }
+    this.bridge = null;
+    if (launch.bridge) {
+      const name = launch.bridge.server.trim();
+      if (!NAME_RE.test(name)) throw new DriverError("invalid-name", `bridge server name ${JSON.stringify(name)}`);
+      if (this.servers.has(name)) throw new DriverError("duplicate-conflict", `bridge server ${JSON.stringify(name)} is also declared`);
+      this.bridge = { server: name, tools: launch.bridge.tools.map((t) => ({ name: String(t).trim(), description: "" })) };
     }
     this.launch = launch;
     this.sessionId = null;
@@ -103,11 +115,32 @@ class Driver {
     for (const s of this.servers.values()) {
       for (const [tool, mode] of Object.entries(s.tools)) if (mode === "approve") out.push(toolName(s.name, tool));
     }
+    // The host's own tools run without a prompt, each named exactly.
+    for (const t of this.bridge?.tools ?? []) out.push(toolName(this.bridge.server, t.name));
     return out;
+  }
+
+  /** The host's tools as an in-process SDK server; each call goes to the
+   * host and is reported under the CLI's tool_use id. */
+  bridgeServer(bridged) {
+    const tools = this.bridge.tools.map((t) =>
+      // A loose object: the host's arguments reach it as the model gave them.
+      tool(t.name, t.description, z.looseObject({}), async (args, extra) => {
+        const answer = await this.host("host/call_tool", { tool: t.name, arguments: args });
+        bridged.push({ call_id: extra?._meta?.["claudecode/toolUseId"] ?? "", tool: t.name });
+        return modelFacing(answer.result ?? {});
+      }),
+    );
+    return createSdkMcpServer({ name: this.bridge.server, tools });
   }
 
   /** The declared server and tool behind a renamed `mcp__S__T`. */
   locate(name, mcpServer) {
+    if (this.bridge && (mcpServer?.name === this.bridge.server || name.startsWith(`mcp__${claudePart(this.bridge.server)}__`))) {
+      const rest = name.slice(`mcp__${claudePart(this.bridge.server)}__`.length);
+      const t = this.bridge.tools.find((t) => claudePart(t.name) === rest);
+      return { server: this.bridge.server, tool: t?.name ?? rest, policy: "approve" };
+    }
     const server = this.servers.get(mcpServer?.name) ?? [...this.servers.values()].find((s) => name.startsWith(`mcp__${claudePart(s.name)}__`));
     if (!server) return null;
     const rest = name.slice(`mcp__${claudePart(server.name)}__`.length);
@@ -129,11 +162,14 @@ class Driver {
   async turn(prompt) {
     if (!this.launch) throw new DriverError("not-open", "open() first");
     const env = { ...process.env, CLAUDE_CONFIG_DIR: this.launch.home };
+    const bridged = [];
+    const mcpServers = this.mcpServers();
+    if (this.bridge) mcpServers[this.bridge.server] = this.bridgeServer(bridged);
     const options = {
       pathToClaudeCodeExecutable: this.launch.binary,
       cwd: this.launch.cwd,
       env,
-      mcpServers: this.mcpServers(),
+      mcpServers,
       allowedTools: this.allowedTools(),
       canUseTool: (name, input, opts) => this.canUseTool(name, input, opts),
       stderr: (text) => process.stderr.write(text),
@@ -164,8 +200,17 @@ class Driver {
       }
     }
     if (!result) throw new DriverError("provider-exited", "claude ended without a result");
-    return { tool_calls: calls, bridged: [] };
+    return { tool_calls: calls, bridged };
   }
+}
+
+/** What the model may see of a host tool's result: only blocks meant for
+ * it (no audience, or one including "assistant"), without annotations. */
+function modelFacing(result) {
+  const content = (Array.isArray(result.content) ? result.content : [])
+    .filter((b) => !Array.isArray(b?.annotations?.audience) || b.annotations.audience.includes("assistant"))
+    .map(({ annotations, ...rest }) => rest);
+  return result.isError === true ? { content, isError: true } : { content };
 }
 
 // ---- the protocol loop ------------------------------------------------------

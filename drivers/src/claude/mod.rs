@@ -192,9 +192,15 @@ impl ClaudeDriver {
 /// Runs a bridged call of one of the host's tools; what the child gets back
 /// is recorded under the child's call id.
 pub fn host_tool(parts: &Parts, call: &BridgeCall, host: &mut dyn Host, report: &mut TurnReport) -> Value {
-    let call_id = (parts.bridge_call_id)(&call.meta, None);
-    let result = (parts.bridge_result)(&host.call_tool(&call.tool, &call.arguments));
-    report.bridged.push(BridgedResult { call_id, tool: call.tool.clone(), result: result.clone() });
+    run_host_tool(parts, &call.tool, &call.arguments, &call.meta, host, report)
+}
+
+/// [`host_tool`] for a call that came some other way (an SDK server's
+/// `mcp_message`): `meta` is the tools/call `_meta`.
+pub fn run_host_tool(parts: &Parts, tool: &str, arguments: &Value, meta: &Value, host: &mut dyn Host, report: &mut TurnReport) -> Value {
+    let call_id = (parts.bridge_call_id)(meta, None);
+    let result = (parts.bridge_result)(&host.call_tool(tool, arguments));
+    report.bridged.push(BridgedResult { call_id, tool: tool.to_string(), result: result.clone() });
     result
 }
 

@@ -12,6 +12,8 @@ pub enum FromCli {
     /// A PreToolUse hook the host registered in initialize: answer with
     /// the hook's output.
     HookCallback { id: String, request: Value },
+    /// A JSON-RPC message for one of the host's SDK servers.
+    McpMessage { id: String, server: String, message: Value },
     /// A request this host does not serve (hooks, SDK MCP servers ...).
     Unsupported { id: String, subtype: String },
     /// The answer to one of the host's requests.
@@ -33,6 +35,11 @@ pub fn classify(msg: Value) -> Result<FromCli, String> {
             match text(&request, "subtype").as_deref() {
                 Some("can_use_tool") => Ok(FromCli::CanUseTool { id, request }),
                 Some("hook_callback") => Ok(FromCli::HookCallback { id, request }),
+                Some("mcp_message") => Ok(FromCli::McpMessage {
+                    id,
+                    server: text(&request, "server_name").unwrap_or_default(),
+                    message: request.get("message").cloned().unwrap_or(Value::Null),
+                }),
                 other => Ok(FromCli::Unsupported { id, subtype: other.unwrap_or("").to_string() }),
             }
         }
@@ -48,9 +55,13 @@ pub fn classify(msg: Value) -> Result<FromCli, String> {
 }
 
 /// The host's initialize request: the MCP servers travel in it (the TS
-/// SDK's default delivery, with `--await-initialize`).
-pub fn initialize(id: &str, servers: &Map<String, Value>, hooks: Value) -> Value {
+/// SDK's default delivery, with `--await-initialize`), the names of the
+/// host's own SDK servers and the hooks it registers (null: none).
+pub fn initialize(id: &str, servers: &Map<String, Value>, sdk_servers: &[String], hooks: Value) -> Value {
     let mut request = json!({"subtype": "initialize", "mcpServers": servers});
+    if !sdk_servers.is_empty() {
+        request["sdkMcpServers"] = json!(sdk_servers);
+    }
     if !hooks.is_null() {
         request["hooks"] = hooks;
     }
@@ -125,6 +136,8 @@ mod tests {
     fn lines_by_what_the_host_does() {
         let can = json!({"type": "control_request", "request_id": "u1", "request": {"subtype": "can_use_tool", "tool_name": "mcp__a__b"}});
         assert!(matches!(classify(can), Ok(FromCli::CanUseTool { ref id, .. }) if id == "u1"));
+        let mcp = json!({"type": "control_request", "request_id": "u3", "request": {"subtype": "mcp_message", "server_name": "host", "message": {"id": 0}}});
+        assert_eq!(classify(mcp), Ok(FromCli::McpMessage { id: "u3".into(), server: "host".into(), message: json!({"id": 0}) }));
         let hook = json!({"type": "control_request", "request_id": "u2", "request": {"subtype": "hook_callback"}});
         assert!(matches!(classify(hook), Ok(FromCli::HookCallback { ref id, .. }) if id == "u2"));
         let sdk = json!({"type": "control_request", "request_id": "u3", "request": {"subtype": "mcp_message"}});

@@ -10,10 +10,13 @@
 //! `can_use_tool` control request, answered by the print driver's decision
 //! ([`answer`]). A resume, or call-scoped servers, that change what the CLI
 //! was started with replace it by one continuing the session (`--resume`).
+//! The host's own tools (bridge) are an SDK server answered in process over
+//! `mcp_message` ([`sdk_server`]), as the Agent SDKs run theirs.
 
 pub mod answer;
 pub mod control;
 pub mod plan;
+pub mod sdk_server;
 #[cfg(test)]
 mod tests;
 
@@ -22,10 +25,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::bridge::BridgeServer;
 use crate::child::ChildProcess;
 use crate::claude::calls::Calls;
-use crate::claude::{check_secrets, host_tool};
+use crate::claude::{check_secrets, host_tool, run_host_tool};
 use crate::codex::respond::Context;
 use crate::error::DriverError;
 use crate::events::Event;
@@ -35,6 +37,7 @@ use crate::parts::Parts;
 use crate::spec::{McpServerSpec, ServerSet};
 use control::FromCli;
 use plan::Plan;
+use sdk_server::{Handled, SdkServer};
 
 /// How long the driver waits for the CLI.
 #[derive(Debug, Clone, Copy)]
@@ -84,7 +87,7 @@ pub struct ClaudeSdkDriver {
     events_tx: Sender<Event>,
     events: Receiver<Event>,
     generation: u64,
-    bridge: Option<(String, BridgeServer)>,
+    bridge: Option<SdkServer>,
     running: Option<Running>,
     /// The permission mode the host switched to, if it did: set on the
     /// running CLI, and passed to one started later.
@@ -122,8 +125,8 @@ impl ClaudeSdkDriver {
         self.session_id.as_deref()
     }
 
-    /// Validates everything a turn will need and starts the bridge server
-    /// for the host's tools; the CLI starts at the first turn.
+    /// Validates everything a turn will need and makes the SDK server for
+    /// the host's tools; the CLI starts at the first turn.
     pub fn open(&mut self, launch: Launch) -> Result<(), DriverError> {
         self.stop();
         self.base = (self.parts.build)(launch.servers.clone())?;
@@ -133,11 +136,7 @@ impl ClaudeSdkDriver {
             if self.base.get(&name).is_some() {
                 return Err(DriverError::new("duplicate-conflict", format!("bridge server `{name}` is also declared")));
             }
-            // Prompts come as can_use_tool: the bridge has only the host's tools.
-            let tools = b.tools.iter().map(|t| json!({"name": t.name, "description": t.description, "inputSchema": {"type": "object", "additionalProperties": true}}));
-            let server = BridgeServer::start(tools.collect(), self.events_tx.clone())
-                .map_err(|e| DriverError::new("launch-failed", format!("bridge server: {e}")))?;
-            self.bridge = Some((name, server));
+            self.bridge = Some(SdkServer::new(name, &b.tools));
         }
         self.session_id = None;
         check_secrets(&self.base, &launch)?;
@@ -170,7 +169,7 @@ impl ClaudeSdkDriver {
         let launch = self.launch.clone().ok_or_else(|| DriverError::new("not-open", "open() first"))?;
         let plan = self.plan(&set)?;
         let ctx = Context { servers: &set, global: launch.global, thread_id: "", bridge: launch.bridge.as_ref() };
-        let mut turn = Turn { ctx, bridge: self.bridge.as_ref().map(|(n, _)| n.clone()), calls: Calls::default(), report: TurnReport::default() };
+        let mut turn = Turn { ctx, bridge: self.bridge.as_ref().map(|s| s.name.clone()), calls: Calls::default(), report: TurnReport::default() };
         let played = self.play(prompt, plan, &launch, host, &mut turn);
         if played.is_err() {
             self.stop();
@@ -201,7 +200,7 @@ impl ClaudeSdkDriver {
     }
 
     /// Stops the CLI (it ends its session on EOF; killed if it does not
-    /// exit in time) and the bridge server.
+    /// exit in time) and drops the host's SDK server.
     pub fn close(&mut self) {
         self.stop();
         self.bridge = None;
@@ -209,7 +208,7 @@ impl ClaudeSdkDriver {
 
     fn plan(&self, set: &ServerSet) -> Result<Plan, DriverError> {
         let launch = self.launch.as_ref().ok_or_else(|| DriverError::new("not-open", "open() first"))?;
-        let bridge = self.bridge.as_ref().map(|(name, server)| plan::Bridge { server: name, url: server.url() });
+        let bridge = self.bridge.as_ref().map(|s| plan::Bridge { server: &s.name });
         Plan::new(set, launch, &self.parts, bridge)
     }
 
@@ -238,7 +237,7 @@ impl ClaudeSdkDriver {
         }
         let child = ChildProcess::spawn(&launch.process.binary, &argv, &launch.process.cwd, &plan.env, self.events_tx.clone(), self.generation)?;
         let id = format!("init{}", self.generation);
-        let request = control::initialize(&id, &plan.servers, (self.parts.claude_hooks)());
+        let request = control::initialize(&id, &plan.servers, &plan.sdk_servers, (self.parts.claude_hooks)());
         let servers_sent = !plan.servers.is_empty();
         self.running = Some(Running { child, plan });
         self.send(&request)?;
@@ -293,6 +292,16 @@ impl ClaudeSdkDriver {
                 FromCli::HookCallback { id, request } => {
                     let output = (self.parts.claude_hook_answer)(request.get("input").unwrap_or(&Value::Null));
                     self.send(&control::hook_reply(&id, output))?;
+                }
+                FromCli::McpMessage { id, server, message } => {
+                    let answer = match self.bridge.as_ref().filter(|s| s.name == server).map(|s| s.handle(&message)) {
+                        Some(Handled::Answer(a)) => a,
+                        Some(Handled::Call { id, tool, arguments, meta }) => {
+                            sdk_server::result(id, run_host_tool(&self.parts, &tool, &arguments, &meta, host, &mut turn.report))
+                        }
+                        None => sdk_server::error(message.get("id").cloned().unwrap_or(Value::Null), -32601, &format!("Server '{server}' not found")),
+                    };
+                    self.send(&sdk_server::reply(&id, answer))?;
                 }
                 FromCli::Unsupported { id, subtype } => self.send(&control::unsupported(&id, &subtype))?,
                 FromCli::Response { id, response } => {

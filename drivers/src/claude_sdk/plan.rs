@@ -1,6 +1,7 @@
 //! How the CLI is started for a session: TS-SDK-style argv (`--flag=value`,
 //! `--permission-prompt-tool=stdio`, `--await-initialize`), the environment
-//! (secrets only there) and the MCP servers the initialize request carries.
+//! (secrets only there) and the MCP servers the initialize request carries
+//! (the host's own tools among them as an SDK server).
 //! A running CLI is kept while the plan for the next turn equals its own.
 
 use std::collections::BTreeMap;
@@ -14,10 +15,9 @@ use crate::launch::Launch;
 use crate::parts::Parts;
 use crate::spec::ServerSet;
 
-/// The driver's bridge server, as the CLI reaches it.
+/// The driver's bridge server (an SDK server answered in process).
 pub struct Bridge<'a> {
     pub server: &'a str,
-    pub url: String,
 }
 
 /// Everything a CLI process is started with but the session it resumes.
@@ -27,20 +27,23 @@ pub struct Plan {
     args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub servers: Map<String, Value>,
+    /// The host's SDK servers, by name.
+    pub sdk_servers: Vec<String>,
 }
 
 impl Plan {
     pub fn new(set: &ServerSet, launch: &Launch, parts: &Parts, bridge: Option<Bridge>) -> Result<Plan, DriverError> {
         let mut env = check_secrets(set, launch)?;
         env.insert("CLAUDE_CONFIG_DIR".into(), launch.process.home.display().to_string());
-        let mut servers = mcp_servers(set, launch, parts);
+        let servers = mcp_servers(set, launch, parts);
         let rules = (parts.claude_rules)(set);
         let mut allow = rules.allow;
+        let mut sdk_servers = Vec::new();
         if let Some(b) = bridge {
             if set.get(b.server).is_some() {
                 return Err(DriverError::new("duplicate-conflict", format!("bridge server `{}` is also declared", b.server)));
             }
-            servers.insert(b.server.to_string(), json!({"type": "http", "url": b.url}));
+            sdk_servers.push(b.server.to_string());
             // The host's own tools run without a prompt, each named exactly.
             allow.extend(launch.bridge.iter().flat_map(|s| &s.tools).map(|t| claude_tool_name(b.server, &t.name)));
         }
@@ -57,7 +60,7 @@ impl Plan {
         }
         // Only the servers of the initialize request, none from .claude.json.
         args.push("--strict-mcp-config".into());
-        Ok(Plan { args, env, servers })
+        Ok(Plan { args, env, servers, sdk_servers })
     }
 
     /// The argv, continuing session `resume` if given.
@@ -102,7 +105,7 @@ mod tests {
         ];
         let l = launch(specs.clone());
         let set = ServerSet::build(specs).unwrap();
-        let plan = Plan::new(&set, &l, &Parts::reference(), Some(Bridge { server: "host", url: "http://b/mcp".into() })).unwrap();
+        let plan = Plan::new(&set, &l, &Parts::reference(), Some(Bridge { server: "host" })).unwrap();
         let argv = plan.argv(Some("sess-1"));
         assert!(argv.contains(&"--allowedTools=mcp__notes__notes_append,mcp__host__report".to_string()), "{argv:?}");
         assert!(argv.contains(&r#"--settings={"permissions":{"ask":["mcp__notes__drop"]}}"#.to_string()), "{argv:?}");
@@ -113,7 +116,8 @@ mod tests {
         assert!(!Value::Object(plan.servers.clone()).to_string().contains("s3cret"));
         assert_eq!(plan.servers["tracker"]["headers"]["Authorization"], "Bearer ${TOK}");
         assert_eq!(plan.env["TOK"], "s3cret");
-        assert_eq!(plan.servers["host"], json!({"type": "http", "url": "http://b/mcp"}));
+        assert!(plan.servers.get("host").is_none());
+        assert_eq!(plan.sdk_servers, ["host"]);
     }
 
     #[test]
@@ -121,7 +125,7 @@ mod tests {
         let stdio = Transport::Stdio { command: "srv".into(), args: vec![], env: Default::default() };
         let specs = vec![server("host", stdio, &[])];
         let set = ServerSet::build(specs.clone()).unwrap();
-        let bridge = Some(Bridge { server: "host", url: "u".into() });
+        let bridge = Some(Bridge { server: "host" });
         assert_eq!(Plan::new(&set, &launch(specs), &Parts::reference(), bridge).err().map(|e| e.kind), Some("duplicate-conflict".into()));
         let http = Transport::Http { url: "http://x/mcp".into(), bearer_token_env: Some("OTHER".into()) };
         let specs = vec![server("t", http, &[])];

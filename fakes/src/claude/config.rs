@@ -16,7 +16,8 @@ use super::rules::{Rule, RuleSource, Rules};
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {
     pub name: String,
-    /// "dynamic" (--mcp-config), "user" or "local" (.claude.json).
+    /// "dynamic" (--mcp-config), "user" or "local" (.claude.json), "sdk"
+    /// (an SDK host's in-process server).
     pub source: &'static str,
     pub transport: ServerTransport,
     /// Per-server tool timeout in ms, as written (values < 1000 are ignored later).
@@ -27,7 +28,11 @@ pub struct ServerConfig {
 pub enum ServerTransport {
     Stdio { command: Option<String>, args: Vec<String>, env: BTreeMap<String, String> },
     Http { url: Option<String>, headers: BTreeMap<String, String> },
-    /// A transport the fake does not speak (sse, ws, sdk): reported failed.
+    /// An in-process server of the SDK host, reached through `mcp_message`
+    /// control requests (`{"type": "sdk", "name": ...}`, as the Python SDK
+    /// passes it in `--mcp-config`).
+    Sdk,
+    /// A transport the fake does not speak (sse, ws): reported failed.
     Unsupported(String),
 }
 
@@ -155,9 +160,13 @@ fn parse_server(name: &str, s: &Value, source: &'static str, env: &BTreeMap<Stri
     let transport = match kind {
         "stdio" => ServerTransport::Stdio { command: text("command")?, args: strings("args")?, env: record("env")? },
         "http" => ServerTransport::Http { url: text("url")?, headers: record("headers")? },
-        "sse" | "ws" | "sdk" | "sse-ide" | "ws-ide" => ServerTransport::Unsupported(kind.to_string()),
+        "sdk" => ServerTransport::Sdk,
+        "sse" | "ws" | "sse-ide" | "ws-ide" => ServerTransport::Unsupported(kind.to_string()),
         other => return Err(format!("Invalid input: unknown server type `{other}`")),
     };
+    // Init and hook inputs name an SDK server's source "sdk" whatever
+    // config it came from (measured with the Python SDK's --mcp-config, 2.1.332).
+    let source = if transport == ServerTransport::Sdk { "sdk" } else { source };
     Ok(ServerConfig { name: name.to_string(), source, transport, timeout_ms })
 }
 

@@ -4,8 +4,10 @@
 //! host keeps writing, and the control requests the CLI sends it.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io::{BufRead, Read};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -36,6 +38,9 @@ pub struct Host {
     rec: Recorder,
     /// What stopped a wait for an answer (stdin ended, a bad line).
     ended: RefCell<Option<Incoming>>,
+    /// Lines that came while the CLI was connecting its SDK servers,
+    /// handled once it is done.
+    deferred: RefCell<VecDeque<Incoming>>,
 }
 
 impl Host {
@@ -74,14 +79,90 @@ impl Host {
                 }
             }
         });
-        Host { rx, rec, ended: RefCell::new(None) }
+        Host { rx, rec, ended: RefCell::new(None), deferred: RefCell::new(VecDeque::new()) }
     }
 
     pub fn next(&self) -> Incoming {
+        if let Some(line) = self.deferred.borrow_mut().pop_front() {
+            return line;
+        }
         if let Some(stop) = self.ended.borrow().clone() {
             return stop;
         }
         self.rx.recv().unwrap_or(Incoming::Eof)
+    }
+
+    /// Like `next`, but None once `wait` passes without a line.
+    fn next_within(&self, wait: Duration) -> Option<Incoming> {
+        if let Some(line) = self.deferred.borrow_mut().pop_front() {
+            return Some(line);
+        }
+        if let Some(stop) = self.ended.borrow().clone() {
+            return Some(stop);
+        }
+        match self.rx.recv_timeout(wait) {
+            Ok(line) => Some(line),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => Some(Incoming::Eof),
+        }
+    }
+
+    /// Sends one control request while the session is being set up (an
+    /// SDK server's handshake) and waits for its answer; the host's other
+    /// lines meanwhile are kept for `next`, in order. Stdin ending or a
+    /// line that is not JSON stops the wait.
+    pub fn ask_deferring(&self, out: &mut Output, request: Value, flush: bool) -> Result<Value, Stop> {
+        let id = new_uuid();
+        out.line(&request_line(&id, request, flush));
+        loop {
+            // Lines deferred earlier are not answers to this request.
+            if let Some(stop) = self.ended.borrow().clone() {
+                return Err(Stop::Ended(stop));
+            }
+            let line = self.rx.recv().unwrap_or(Incoming::Eof);
+            match line {
+                Incoming::Response { id: rid, response } if rid == id => return Ok(response),
+                Incoming::Response { .. } => {}
+                stop @ (Incoming::Eof | Incoming::Malformed(_)) => {
+                    *self.ended.borrow_mut() = Some(stop.clone());
+                    return Err(Stop::Ended(stop));
+                }
+                other => self.deferred.borrow_mut().push_back(other),
+            }
+        }
+    }
+
+    /// Waits, after an answer the CLI cannot use, for what ends the wait:
+    /// the real CLI waits for ever and says so every 30 s (`heartbeat`
+    /// gets the count of 30 s passed; measured on 2.1.334). An interrupt
+    /// ends it (answered `{"still_queued": []}`; unmeasured here), as do
+    /// stdin ending or a line that is not JSON. Other control requests are
+    /// answered unsupported; user messages join the turn.
+    pub fn wait_out(&self, out: &mut Output, every: Duration, heartbeat: &mut dyn FnMut(&mut Output, u64)) -> Stop {
+        let mut beats = 0;
+        loop {
+            let Some(line) = self.next_within(every) else {
+                beats += 1;
+                heartbeat(out, beats);
+                continue;
+            };
+            match line {
+                Incoming::Control { id, subtype, .. } if subtype == "interrupt" => {
+                    out.line(&success(&id, json!({"still_queued": []})));
+                    return Stop::Interrupted;
+                }
+                Incoming::Control { id, subtype, .. } => out.line(&unsupported(&id, &subtype)),
+                Incoming::User(msg) => {
+                    let prompt = msg.pointer("/message/content").cloned().unwrap_or(Value::Null);
+                    self.rec.record(&json!({"event": "user_joined_turn", "prompt": prompt}));
+                }
+                Incoming::Response { .. } | Incoming::Other(_) => {}
+                stop @ (Incoming::Eof | Incoming::Malformed(_)) => {
+                    *self.ended.borrow_mut() = Some(stop.clone());
+                    return Stop::Ended(stop);
+                }
+            }
+        }
     }
 
     /// What ended a wait for an answer, if something did.
@@ -112,12 +193,7 @@ impl Host {
         for (i, request) in requests.into_iter().enumerate() {
             // CLI -> host request ids are UUIDs (measured).
             let id = new_uuid();
-            let line = if flush {
-                json!({"type": "control_request", "request_id": id, "flush": true, "request": request})
-            } else {
-                json!({"type": "control_request", "request_id": id, "request": request})
-            };
-            out.line(&line);
+            out.line(&request_line(&id, request, flush));
             pending.push((i, id));
         }
         let mut answers = Vec::new();
@@ -148,6 +224,16 @@ impl Host {
             }
         }
         Ok(answers)
+    }
+}
+
+/// A control request of the CLI's; `flush`: it carries `"flush": true`
+/// (2.1.334 on hook_callback and mcp_message).
+fn request_line(id: &str, request: Value, flush: bool) -> Value {
+    if flush {
+        json!({"type": "control_request", "request_id": id, "flush": true, "request": request})
+    } else {
+        json!({"type": "control_request", "request_id": id, "request": request})
     }
 }
 

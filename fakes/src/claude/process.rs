@@ -220,6 +220,8 @@ impl Launch {
             hooks: Default::default(),
             hook_stopped: false,
             prompt_id: super::uuid::new_uuid(),
+            sdk_pending: Vec::new(),
+            sdk_opened: Vec::new(),
         }
     }
 }

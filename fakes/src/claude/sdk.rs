@@ -16,6 +16,7 @@ use super::output::Output;
 use super::process::{fail, next_turn, play, Launch};
 use super::profile;
 use super::resume::State;
+use super::sdk_servers;
 use super::session::Session;
 use crate::script::Script;
 
@@ -54,16 +55,26 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                         Err(lines) => break fail(&rec, &profile::invalid_mcp_config(&lines), 1),
                     }
                 }
+                let (declared, parked) = sdk_servers::from_initialize(&request);
                 let mut s = start(&launch, &mut out, &mut dynamic, &host, &state);
                 s.hooks = Hooks::from_initialize(request.get("hooks"));
+                // SDK servers without a usable manifest get `initialize`
+                // before the answer, the rest of the handshake after it.
+                let opened = s.open_sdk_servers(declared);
                 // The Python SDK sends `"hooks": null` without hooks: none applied (measured on 2.1.332).
                 let hooks = request.get("hooks").is_some_and(|h| !h.is_null());
-                let response = initialize_response(&launch, servers.is_some(), hooks);
+                // An empty `mcpServers` applies nothing (measured on 2.1.332 and 2.1.334).
+                let servers_sent = servers.is_some_and(|v| v.as_object().is_none_or(|o| !o.is_empty()));
+                let mut response = initialize_response(&launch, servers_sent, hooks);
+                if let Some(parked) = parked {
+                    response["sdk_mcp_manifests_parked"] = parked;
+                }
                 let mut reply = host::success(&id, response);
                 // Nothing is pending at the start of a session.
                 reply["response"]["pending_permission_requests"] = json!([]);
                 reply["response"]["pending_user_dialog_requests"] = json!([]);
                 s.out.line(&reply);
+                s.notify_sdk_servers(opened);
                 session = Some(s);
             }
             Incoming::Control { id, subtype, request } => {
@@ -85,7 +96,14 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
             Incoming::User(msg) => {
                 let s = match session.as_mut() {
                     Some(s) => s,
-                    None => session.insert(start(&launch, &mut out, &mut dynamic, &host, &state)),
+                    None => {
+                        // No initialize: the SDK servers of --mcp-config
+                        // connect at once (unmeasured).
+                        let mut s = start(&launch, &mut out, &mut dynamic, &host, &state);
+                        let opened = s.open_sdk_servers(Vec::new());
+                        s.notify_sdk_servers(opened);
+                        session.insert(s)
+                    }
                 };
                 let (turn, prompt_number) = next_turn(&script, &mut state, &launch.session_id);
                 let prompt = msg.pointer("/message/content").cloned().unwrap_or(Value::Null);
@@ -99,6 +117,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                 s.prompt_id = super::uuid::new_uuid();
                 s.started = std::time::Instant::now();
                 s.session_state("running");
+                s.list_sdk_servers();
                 s.init(launch.opts.tools.as_deref());
                 let actions = script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default();
                 let played = play(s, actions);
@@ -144,14 +163,18 @@ fn idle_control(id: &str, subtype: &str, request: &Value, launch: &Launch) -> (V
     }
 }
 
-/// Connects the servers and makes the session whose gated calls go to
-/// the host.
+/// Connects the servers but the SDK host's own and makes the session
+/// whose gated calls go to the host; the SDK servers of `--mcp-config`
+/// (or of initialize's `mcpServers`) are left for `open_sdk_servers`.
 fn start(launch: &Launch, out: &mut Option<Output>, dynamic: &mut Vec<ServerConfig>, host: &Rc<Host>, state: &State) -> Session {
     let out = out.take().expect("one session per process");
-    let mut s = launch.connect(out, std::mem::take(dynamic));
+    let mut configured = std::mem::take(dynamic);
+    let sdk = sdk_servers::take_configured(&mut configured);
+    let mut s = launch.connect(out, configured);
     s.host = Some(Rc::clone(host));
     // A resumed session still has the deferred tools it loaded.
     s.loaded = state.loaded.get(&launch.session_id).cloned().unwrap_or_default();
+    s.sdk_pending = sdk;
     s
 }
 

@@ -1,6 +1,7 @@
 //! The MCP servers of one process: connected all at once with the simulated
 //! version's handshake, called with each server's timeout, and closed when
-//! the process ends.
+//! the process ends. An SDK host's in-process servers are connected and
+//! called through the host (`sdk_servers`) and listed after the others.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +12,7 @@ use serde_json::{json, Value};
 use super::config::{ServerConfig, ServerTransport};
 use super::profile::{self, Profile};
 use super::rules::{self, Rules};
+use super::sdk_servers::HostLink;
 use crate::mcp_client::{CallFailure, Greeting, Handshake, McpConnection, ServerTarget};
 use crate::wire::Recorder;
 
@@ -20,15 +22,31 @@ const DEFAULT_TOOL_TIMEOUT_MS: f64 = 100_000_000.0;
 /// One configured server and its connection, or why it failed.
 pub struct Server {
     pub config: ServerConfig,
-    pub conn: Result<(McpConnection, Greeting), String>,
+    pub conn: Result<(Link, Greeting), String>,
+}
+
+/// How a connected server is reached.
+pub enum Link {
+    /// A process (stdio) or an HTTP endpoint.
+    Mcp(McpConnection),
+    /// The SDK host, through `mcp_message` control requests.
+    Host(HostLink),
 }
 
 impl Server {
+    /// The names of the tools the server listed.
+    fn tool_names(&self) -> Vec<&str> {
+        match &self.conn {
+            Ok((Link::Mcp(c), _)) => c.tools.iter().map(|t| t.name.as_str()).collect(),
+            Ok((Link::Host(_), greeting)) => greeting.tools.iter().filter_map(|t| t.get("name").and_then(Value::as_str)).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// The tool the model knows as `mcp__<server>__<renamed>`: the first
     /// the server lists whose name renames to `renamed`.
     fn tool_renamed(&self, renamed: &str) -> Option<String> {
-        let Ok((c, _)) = &self.conn else { return None };
-        c.tools.iter().find(|t| profile::sanitize_name(&t.name) == renamed).map(|t| t.name.clone())
+        self.tool_names().into_iter().find(|t| profile::sanitize_name(t) == renamed).map(String::from)
     }
 }
 
@@ -59,22 +77,35 @@ impl Servers {
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("connect thread panicked".into()))).collect()
         });
-        let mut list = Vec::new();
-        for (config, conn) in configs.into_iter().zip(results) {
-            let (status, error) = match &conn {
-                Ok(_) => ("connected", Value::Null),
-                Err(e) => ("failed", json!(e)),
-            };
-            rec.record(&json!({"event": "mcp_startup", "server": config.name, "source": config.source, "status": status, "error": error}));
-            list.push(Server { config, conn });
-        }
-        Servers {
-            list,
+        let mut servers = Servers {
+            list: Vec::new(),
             profile,
             rec: rec.clone(),
             roots: json!({"roots": [{"uri": format!("file://{}", cwd.display())}]}),
             env_timeout_ms: env.get("MCP_TOOL_TIMEOUT").and_then(|v| v.trim().parse::<f64>().ok()).filter(|t| t.is_finite() && *t > 0.0),
+        };
+        for (config, conn) in configs.into_iter().zip(results) {
+            servers.add(config, conn.map(|(c, g)| (Link::Mcp(c), g)));
         }
+        servers
+    }
+
+    /// Adds a server as connected or failed, after the others.
+    pub fn add(&mut self, config: ServerConfig, conn: Result<(Link, Greeting), String>) {
+        let (status, error) = match &conn {
+            Ok(_) => ("connected", Value::Null),
+            Err(e) => ("failed", json!(e)),
+        };
+        self.rec.record(&json!({"event": "mcp_startup", "server": config.name, "source": config.source, "status": status, "error": error}));
+        self.list.push(Server { config, conn });
+    }
+
+    /// The link to the SDK host's server `name`, if it is one and connected.
+    pub fn host_link(&mut self, name: &str) -> Option<&mut HostLink> {
+        self.list.iter_mut().find(|s| s.config.name == name).and_then(|s| match &mut s.conn {
+            Ok((Link::Host(l), _)) => Some(l),
+            _ => None,
+        })
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Server> {
@@ -93,12 +124,10 @@ impl Servers {
     pub fn mcp_tools(&self, rules: &Rules) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for s in &self.list {
-            if let Ok((conn, _)) = &s.conn {
-                for t in &conn.tools {
-                    let name = rules::tool_name(&s.config.name, &t.name);
-                    if !rules.denies(&name) && !out.contains(&name) {
-                        out.push(name);
-                    }
+            for t in s.tool_names() {
+                let name = rules::tool_name(&s.config.name, t);
+                if !rules.denies(&name) && !out.contains(&name) {
+                    out.push(name);
                 }
             }
         }
@@ -124,7 +153,7 @@ impl Servers {
         let reason = self.profile.cancel_reason();
         let rec = self.rec.clone();
         let roots = &self.roots;
-        let Some(Server { conn: Ok((conn, _)), .. }) = self.list.iter_mut().find(|s| s.config.name == server) else {
+        let Some(Server { conn: Ok((Link::Mcp(conn), _)), .. }) = self.list.iter_mut().find(|s| s.config.name == server) else {
             return Err(CallFailure::Transport(format!("MCP server \"{server}\" is not connected")));
         };
         let server_name = server.to_string();
@@ -165,7 +194,7 @@ impl Servers {
         let servers = std::mem::take(&mut self.list);
         std::thread::scope(|scope| {
             for s in servers {
-                if let Ok((conn, _)) = s.conn {
+                if let Ok((Link::Mcp(conn), _)) = s.conn {
                     scope.spawn(move || conn.close(Duration::from_secs(2)));
                 }
             }
@@ -214,6 +243,8 @@ fn target(c: &ServerConfig) -> Result<ServerTarget, String> {
             Ok(ServerTarget { url: Some(url.clone()), headers: headers.clone(), ..ServerTarget::default() })
         }
         ServerTransport::Http { url: None, .. } => Err("http server without `url`".into()),
+        // Only an SDK host runs them (unmeasured without one).
+        ServerTransport::Sdk => Err("an SDK server needs an SDK host (--input-format stream-json)".into()),
         ServerTransport::Unsupported(kind) => Err(format!("transport `{kind}` is not simulated")),
     }
 }

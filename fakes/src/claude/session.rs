@@ -65,6 +65,11 @@ pub struct Session {
     pub hook_stopped: bool,
     /// This prompt's id, as hook inputs name it.
     pub prompt_id: String,
+    /// The SDK host's servers from the command line, not connected yet.
+    pub sdk_pending: Vec<super::sdk_servers::Declared>,
+    /// SDK servers initialized but not listed yet (tools/list comes with
+    /// the first turn).
+    pub sdk_opened: Vec<super::sdk_servers::Opened>,
 }
 
 /// What a call's hooks leave for the rules.
@@ -446,16 +451,15 @@ impl Session {
     }
 
     pub(super) fn run_tool(&mut self, server: &str, tool: &str, id: &str, arguments: &Value) -> CallOutcome {
-        let name = rules::tool_name(server, tool);
+        if self.on_host(server) {
+            return self.run_sdk_tool(server, tool, id, arguments);
+        }
         let timeout_ms = self.servers.timeout_ms(server);
         let reply = self.servers.call(server, tool, id, arguments);
         let (rendered, item_status, mcp_result) = match reply {
             Ok(result) => {
-                let is_error = result.get("isError") == Some(&json!(true));
-                let hint = if is_error && self.defers_tools() { self.servers.input_schema(server, tool) } else { None };
-                let blobs = BlobDir { dir: &self.blob_dir };
-                let rendered = render::render(server, &name, &result, hint.as_ref(), &blobs);
-                (rendered, if is_error { "failed" } else { "completed" }, result)
+                let (rendered, status) = self.render_result(server, tool, &result);
+                (rendered, status, result)
             }
             Err(e) => (Rendered::error(profile::failure_text(server, tool, &e, timeout_ms)), "failed", Value::Null),
         };
@@ -470,6 +474,16 @@ impl Session {
             denial: false,
             meta: None,
         }
+    }
+
+    /// What the model sees of a server's result, and the call's status.
+    pub(super) fn render_result(&self, server: &str, tool: &str, result: &Value) -> (Rendered, &'static str) {
+        let name = rules::tool_name(server, tool);
+        let is_error = result.get("isError") == Some(&json!(true));
+        let hint = if is_error && self.defers_tools() { self.servers.input_schema(server, tool) } else { None };
+        let blobs = BlobDir { dir: &self.blob_dir };
+        let rendered = render::render(server, &name, result, hint.as_ref(), &blobs);
+        (rendered, if is_error { "failed" } else { "completed" })
     }
 
     fn defers_tools(&self) -> bool {

@@ -32,6 +32,13 @@ pub(super) fn gather(scenario: &Scenario, dir: &Path, recordings: &BTreeMap<Stri
                 .map(move |e| (server.clone(), e))
         })
         .collect();
+    // An SDK host's in-process server has no recording: the fake Claude Code
+    // records each tools/call it sends that server through the host.
+    let sdk_calls = codex.iter().filter(|e| e["event"] == "sdk_server_call").filter_map(|e| {
+        let server = e["server"].as_str().filter(|s| !recordings.contains_key(*s))?;
+        Some((server.to_string(), e.clone()))
+    });
+    let calls: Vec<(String, Value)> = calls.into_iter().chain(sdk_calls).collect();
     for (i, step) in scenario.steps.iter().enumerate() {
         if let Step::ToolCall { server, tool, arguments, host_edits, .. } = step {
             // The host's edit replaces the model's arguments.

@@ -42,6 +42,26 @@ const SWAPPED: &[(&str, &str, &str, &str)] = &[(
     "after an approval resolves, the thread's status change races the item's completion",
 )];
 
+/// Claude Code's neighbours that arrive in either order: (first as
+/// recorded, second, why), by [`claude_kind`]. They are shown second-first.
+const CLAUDE_SWAPPED: &[(&str, &str, &str)] = &[(
+    "system/session_state_changed",
+    "mcp_message/notifications/initialized",
+    "an SDK server's handshake goes on after the initialize answer, racing the host's first prompt (seen both ways on 2.1.332 and 2.1.334)",
+)];
+
+/// A Claude Code stream message as `type/subtype`, an `mcp_message` control
+/// request as `mcp_message/<method>`.
+fn claude_kind(entry: &Value) -> Option<String> {
+    let (S2C, m) = message(entry)? else { return None };
+    let request = m.get("request");
+    match (m.get("type")?.as_str()?, request.and_then(|r| r.get("subtype")).and_then(Value::as_str)) {
+        ("control_request", Some("mcp_message")) => Some(format!("mcp_message/{}", request?.pointer("/message/method")?.as_str()?)),
+        ("system", _) => Some(format!("system/{}", m.get("subtype")?.as_str()?)),
+        _ => None,
+    }
+}
+
 /// Messages a driver waits for before sending its next one. A driver's
 /// message is shown right after the last of these before it: what else
 /// arrived in between raced it.
@@ -128,6 +148,12 @@ fn provider_segment(seg: Segment) -> Vec<Value> {
                 None => fixed.push(i),
             },
             _ => {}
+        }
+    }
+    for k in 1..fixed.len() {
+        let (a, b) = (claude_kind(&seg[fixed[k - 1]]), claude_kind(&seg[fixed[k]]));
+        if CLAUDE_SWAPPED.iter().any(|(x, y, _)| a.as_deref() == Some(x) && b.as_deref() == Some(y)) {
+            fixed.swap(k - 1, k);
         }
     }
     for k in 2..fixed.len() {
@@ -249,6 +275,7 @@ pub fn describe() -> Vec<String> {
         format!("`{m}` shown {at}: {why}")
     });
     let swapped = SWAPPED.iter().map(|(w, a, b, why)| format!("after `{w}`, `{a}` then `{b}` shown as `{b}` then `{a}`: {why}"));
+    let claude = CLAUDE_SWAPPED.iter().map(|(a, b, why)| format!("Claude Code `{a}` then `{b}` shown as `{b}` then `{a}`: {why}"));
     let http = HTTP_SIDE.iter().map(|(m, why)| format!("HTTP {m}: {why}"));
     let fixed = [
         "a driver's message is shown right after the answer, server request or turn/completed it followed: other messages raced it".to_string(),
@@ -256,7 +283,7 @@ pub fn describe() -> Vec<String> {
         "an MCP answer is shown right after its request".to_string(),
         "an MCP conversation with nothing in it is left out: a stdio server never started leaves no recording".to_string(),
     ];
-    floats.chain(swapped).chain(http).chain(fixed).collect()
+    floats.chain(swapped).chain(claude).chain(http).chain(fixed).collect()
 }
 
 #[cfg(test)]
@@ -269,6 +296,18 @@ mod tests {
     }
     fn s2c(m: Value) -> Value {
         json!({"s2c": m})
+    }
+
+    #[test]
+    fn claude_sdk_server_handshake_racing_the_first_prompt() {
+        let state = s2c(json!({"type": "system", "subtype": "session_state_changed", "state": "running"}));
+        let note = s2c(json!({"type": "control_request", "request": {"subtype": "mcp_message", "message": {"method": "notifications/initialized"}}}));
+        let list = s2c(json!({"type": "control_request", "request": {"subtype": "mcp_message", "message": {"method": "tools/list"}}}));
+        let a = provider_segment(vec![state.clone(), note.clone(), list.clone()]);
+        assert_eq!(a, provider_segment(vec![note.clone(), state.clone(), list.clone()]));
+        assert_eq!(a, [note, state.clone(), list.clone()]);
+        // Only that pair: tools/list after the state change stays where it is.
+        assert_eq!(provider_segment(vec![state.clone(), list.clone()]), [state, list]);
     }
 
     #[test]
