@@ -140,8 +140,8 @@ mod tests {
         assert_eq!(classify(mcp), Ok(FromCli::McpMessage { id: "u3".into(), server: "host".into(), message: json!({"id": 0}) }));
         let hook = json!({"type": "control_request", "request_id": "u2", "request": {"subtype": "hook_callback"}});
         assert!(matches!(classify(hook), Ok(FromCli::HookCallback { ref id, .. }) if id == "u2"));
-        let sdk = json!({"type": "control_request", "request_id": "u3", "request": {"subtype": "mcp_message"}});
-        assert_eq!(classify(sdk), Ok(FromCli::Unsupported { id: "u3".into(), subtype: "mcp_message".into() }));
+        let other = json!({"type": "control_request", "request_id": "u4", "request": {"subtype": "elicitation"}});
+        assert_eq!(classify(other), Ok(FromCli::Unsupported { id: "u4".into(), subtype: "elicitation".into() }));
         assert!(classify(json!({"type": "control_request", "request": {"subtype": "can_use_tool"}})).is_err());
         assert!(matches!(classify(json!({"type": "control_response", "response": {"request_id": "i", "subtype": "success"}})), Ok(FromCli::Response { .. })));
         assert_eq!(classify(json!({"type": "control_cancel_request", "request_id": "u1"})), Ok(FromCli::Cancelled));
