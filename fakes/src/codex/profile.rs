@@ -195,6 +195,13 @@ impl Profile {
         self.version.at_least(0, 171, 0)
     }
 
+    /// `codex exec` refuses `approval_policy = "untrusted"` (exit 1, before
+    /// any event) on 0.163.0 and 0.171.0, and takes it on 0.153.4: the
+    /// threshold lies between 0.153.4 and 0.163.0 and was not bisected.
+    pub fn exec_rejects_untrusted(&self) -> bool {
+        self.version.at_least(0, 163, 0)
+    }
+
     /// How Codex introduces itself to MCP servers: titled "Codex", with the
     /// CLI's own version.
     pub fn mcp_client(&self) -> ClientProfile {
@@ -222,6 +229,9 @@ pub const CANCELLED: &str = "user cancelled MCP tool call";
 pub const UNEXPECTED_RESPONSE_TYPE: &str = "tool call failed: Unexpected response type";
 /// What the model's function call output starts with.
 pub const OUTPUT_HEADER: &str = "Wall time: 0.0010 seconds\nOutput:";
+/// What `codex exec` prints before exiting 1 when `approval_policy` is
+/// "untrusted" (0.163.0 and 0.171.0).
+pub const EXEC_UNTRUSTED_REMOVED: &str = "Error: approval_policy = \"untrusted\" is no longer supported; remove this setting";
 /// A request before `initialize`.
 pub const NOT_INITIALIZED: &str = "Not initialized";
 /// A second `initialize`.

@@ -1,0 +1,61 @@
+//! exec sessions across the run's processes, kept in the script's state
+//! file: which thread a `resume` continues, and which script turn comes next.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::args::Resume;
+use crate::script::Script;
+use crate::uuid::new_uuid;
+
+/// The app-server fake's state fields plus exec's sessions (a run uses one
+/// of the two commands).
+#[derive(Default, Serialize, Deserialize)]
+struct State {
+    #[serde(default)]
+    next_turn: usize,
+    #[serde(default)]
+    threads: Vec<String>,
+    #[serde(default)]
+    exec_sessions: Vec<Session>,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+struct Session {
+    id: String,
+    home: String,
+    cwd: String,
+}
+
+/// The thread this run works on. `resume <id>` keeps the id; `--last` takes
+/// the newest session of the same cwd and, from another cwd, starts a new
+/// thread (measured on 0.146.0, 0.147.0, 0.148.0, 0.163.0 and 0.171.0, exit 0).
+pub fn open(script: &Script, resume: Option<&Resume>, home: &Path, cwd: &Path) -> String {
+    let mut state: State = script.load_state();
+    let (home, cwd) = (home.display().to_string(), cwd.display().to_string());
+    let found = match resume {
+        Some(Resume::Id(id)) => state.exec_sessions.iter().find(|s| &s.id == id && s.home == home).map(|s| s.id.clone()),
+        Some(Resume::Last) => state.exec_sessions.iter().rev().find(|s| s.home == home && s.cwd == cwd).map(|s| s.id.clone()),
+        None => None,
+    };
+    let id = found.unwrap_or_else(|| match resume {
+        // An id exec never saw: not measured; the fake takes it as given.
+        Some(Resume::Id(id)) => id.clone(),
+        _ => new_uuid(),
+    });
+    state.exec_sessions.retain(|s| s.id != id);
+    state.exec_sessions.push(Session { id: id.clone(), home, cwd });
+    state.threads.push(id.clone());
+    script.save_state(&state);
+    id
+}
+
+/// The script turn this process plays.
+pub fn next_turn(script: &Script) -> usize {
+    let mut state: State = script.load_state();
+    let turn = state.next_turn;
+    state.next_turn += 1;
+    script.save_state(&state);
+    turn
+}
