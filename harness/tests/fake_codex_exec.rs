@@ -236,11 +236,11 @@ fn outcome_table_per_version() {
 }
 
 #[test]
-fn untrusted_exits_1_before_any_event_on_0_163_and_later() {
+fn untrusted_exits_1_before_any_event_from_0_153_4() {
     for version in VERSIONS {
         let run = Run::new(version, &[&["plain"]]);
         let x = run.sdk(&["--config", "approval_policy=\"untrusted\""]);
-        if version == "0.171.0" {
+        if version == "0.153.4" || version == "0.171.0" {
             assert_eq!(x.code, 1);
             assert_eq!(x.stdout, "");
             assert_eq!(x.stderr.trim(), "Error: approval_policy = \"untrusted\" is no longer supported; remove this setting");
@@ -271,6 +271,22 @@ fn resume_by_id_and_last() {
     assert_ne!(other.events[0]["thread_id"], json!(id));
     let steps: Vec<Value> = run.outcomes().iter().map(|o| o["step"].clone()).collect();
     assert_eq!(steps, [json!(0), json!(1), json!(2), json!(3)]);
+}
+
+#[test]
+fn resume_of_an_unknown_session() {
+    let run = Run::new("0.146.0", &[&["ro"], &["ro"]]);
+    let work = run.dir.join("work");
+    // A UUID with no rollout: exit 1, nothing on stdout.
+    let id = "01a23d6b-0000-7000-8000-000000000000";
+    let x = run.sdk_in(&work, &[], &["resume", id]);
+    assert_eq!((x.code, x.stdout.as_str()), (1, ""));
+    assert_eq!(x.stderr.lines().last(), Some(format!("Error: thread/resume: thread/resume failed: no rollout found for thread id {id} (code -32600)").as_str()));
+    // Not a UUID: a new thread, exit 0.
+    let x = run.sdk_in(&work, &[], &["resume", "notauuid"]);
+    assert_eq!(x.code, 0, "{}", x.stderr);
+    assert_ne!(x.events[0]["thread_id"], json!("notauuid"));
+    assert_eq!(tool_items(&x.events)[0]["status"], "completed");
 }
 
 #[test]

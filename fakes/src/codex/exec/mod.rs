@@ -97,14 +97,17 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
         }
     };
     rec.record(&json!({"dir": "c2s", "msg": {"prompt": prompt, "additional_input": extra, "images": a.images}}));
-    let thread_id = session::open(&script, a.resume.as_ref(), &home, &cwd);
+    let thread_id = match session::open(&script, a.resume.as_ref(), &home, &cwd) {
+        Ok(id) => id,
+        Err(e) => return fail(1, e),
+    };
     let mut ev = Events::new(&rec);
     ev.thread_started(&thread_id);
     rec.record(&json!({"event": super::effective::EVENT, "thread": thread_id, "method": "exec", "approval_policy": "never",
                        "sandbox": sandbox, "servers": super::effective::describe(&settings, &base.sources(None, config::THREAD_START))}));
-    // The fake's model is always the scripted mock, which Codex's catalog
-    // does not know, so the warning item comes every time (measured with
-    // `--model mock-model`; a known model name would not get it).
+    // Against a custom provider Codex has no metadata for any model name:
+    // measured with mock-model on every version and with `model="gpt-5"`
+    // on 0.171.0, so the warning item comes every time.
     ev.error_item(&profile::no_model_metadata(&model));
     let servers = start_servers(&profile, &settings, &env, &rec);
     let turn = session::next_turn(&script);

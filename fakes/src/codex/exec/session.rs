@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::args::Resume;
 use crate::script::Script;
-use crate::uuid::new_uuid;
+use crate::codex::profile;
+use crate::uuid::{is_uuid, new_uuid};
 
 /// The app-server fake's state fields plus exec's sessions (a run uses one
 /// of the two commands).
@@ -31,7 +32,11 @@ struct Session {
 /// The thread this run works on. `resume <id>` keeps the id; `--last` takes
 /// the newest session of the same cwd and, from another cwd, starts a new
 /// thread (measured on 0.146.0, 0.147.0, 0.148.0, 0.163.0 and 0.171.0, exit 0).
-pub fn open(script: &Script, resume: Option<&Resume>, home: &Path, cwd: &Path) -> String {
+///
+/// `Err`: a `resume <uuid>` with no such session (exit 1). An id that is
+/// not a UUID and names no session starts a new thread, exit 0 (measured on
+/// 0.146.0 and 0.171.0 with `resume notauuid PROMPT`).
+pub fn open(script: &Script, resume: Option<&Resume>, home: &Path, cwd: &Path) -> Result<String, String> {
     let mut state: State = script.load_state();
     let (home, cwd) = (home.display().to_string(), cwd.display().to_string());
     let found = match resume {
@@ -39,16 +44,16 @@ pub fn open(script: &Script, resume: Option<&Resume>, home: &Path, cwd: &Path) -
         Some(Resume::Last) => state.exec_sessions.iter().rev().find(|s| s.home == home && s.cwd == cwd).map(|s| s.id.clone()),
         None => None,
     };
-    let id = found.unwrap_or_else(|| match resume {
-        // An id exec never saw: not measured; the fake takes it as given.
-        Some(Resume::Id(id)) => id.clone(),
-        _ => new_uuid(),
-    });
+    let id = match (found, resume) {
+        (Some(id), _) => id,
+        (None, Some(Resume::Id(id))) if is_uuid(id) => return Err(profile::exec_no_rollout(id)),
+        (None, _) => new_uuid(),
+    };
     state.exec_sessions.retain(|s| s.id != id);
     state.exec_sessions.push(Session { id: id.clone(), home, cwd });
     state.threads.push(id.clone());
     script.save_state(&state);
-    id
+    Ok(id)
 }
 
 /// The script turn this process plays.
