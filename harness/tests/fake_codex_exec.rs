@@ -308,3 +308,34 @@ fn bad_input_errors_as_the_real_cli() {
     assert_eq!((x.code, x.stderr.trim()), (1, "Error parsing -c overrides: Invalid override (missing '='): foo"));
     assert_eq!(run.server_calls(), 0);
 }
+
+/// tools/call `_meta` keys and turn-metadata keys per version, as measured
+/// on the real `codex exec` with a per-tool `approve`.
+#[test]
+fn call_meta_per_version() {
+    let base = ["model", "sandbox", "session_id", "thread_id", "thread_source", "turn_id", "turn_started_at_unix_ms"];
+    let review = ["auto_review_enabled", "node_repl_auto_review_required", "node_repl_disabled", "sandbox_mode"];
+    for (version, meta_keys, extra) in [
+        ("0.146.0", &["threadId", "x-codex-turn-metadata"][..], &[][..]),
+        ("0.147.0", &["threadId", "x-codex-turn-metadata"][..], &[][..]),
+        ("0.148.0", &["callId", "threadId", "x-codex-turn-metadata"][..], &review[..]),
+        ("0.153.4", &["callId", "itemId", "threadId", "x-codex-turn-metadata"][..], &review[..]),
+        ("0.171.0", &["callId", "itemId", "sessionId", "threadId", "windowId", "x-codex-turn-metadata"][..], &[&review[..], &["codex_version", "turn_trigger"]].concat()[..]),
+    ] {
+        let run = Run::new(version, &[&["plain"]]);
+        let x = run.sdk(&["--config", "mcp_servers.lab.tools.plain.approval_mode=\"approve\""]);
+        let thread_id = x.events[0]["thread_id"].clone();
+        let calls: Vec<Value> = fakes::wire::read_jsonl(&run.dir.join("lab.jsonl")).unwrap().into_iter().filter(|e| e["event"] == "tools/call").collect();
+        let meta = &calls[0]["meta"];
+        let mut keys: Vec<&str> = meta.as_object().unwrap().keys().map(String::as_str).filter(|k| *k != "progressToken").collect();
+        keys.sort();
+        assert_eq!(keys, meta_keys, "{version}");
+        let turn = &meta["x-codex-turn-metadata"];
+        let mut want: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        want.sort();
+        let mut got: Vec<&str> = turn.as_object().unwrap().keys().map(String::as_str).collect();
+        got.sort();
+        assert_eq!(got, want, "{version}");
+        assert_eq!((&meta["threadId"], &turn["thread_source"]), (&thread_id, &json!("user")), "{version}");
+    }
+}

@@ -203,6 +203,13 @@ impl Profile {
         self.version.at_least(0, 153, 4)
     }
 
+    /// exec's `x-codex-turn-metadata` names `turn_trigger: "exec"` in
+    /// 0.171.0 (not in 0.153.4); `thread_source: "user"` in every measured
+    /// version (0.146.0 to 0.171.0, measured 2026-12-03).
+    pub fn exec_turn_metadata_has_trigger(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
     /// How Codex introduces itself to MCP servers: titled "Codex", with the
     /// CLI's own version.
     pub fn mcp_client(&self) -> ClientProfile {

@@ -113,7 +113,8 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
     let turn = session::next_turn(&script);
     rec.record(&json!({"event": "turn", "index": turn, "thread_id": thread_id, "input": prompt}));
     ev.turn_started();
-    let meta = CallMeta::new(&thread_id, &format!("turn-{turn}"), &sandbox, now_ms());
+    // Real exec turn ids are UUIDs (v7), as are its thread ids.
+    let meta = CallMeta::new(&thread_id, &crate::uuid::new_uuid(), &sandbox, now_ms()).in_exec();
     let mut player = Player { profile, rec: &rec, ev, servers, settings, sandbox, meta };
     for action in script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default() {
         match action {
