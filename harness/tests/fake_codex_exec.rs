@@ -339,3 +339,84 @@ fn call_meta_per_version() {
         assert_eq!((&meta["threadId"], &turn["thread_source"]), (&thread_id, &json!("user")), "{version}");
     }
 }
+
+/// The real binary of `version` in the suite's cache, if it was fetched.
+fn real_codex(version: &str) -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let bin = cache.join("approval-conformance/codex").join(version).join("package/vendor/x86_64-unknown-linux-musl/bin/codex");
+    bin.exists().then_some(bin)
+}
+
+/// The fake and the real `codex exec` print the same events (all but the
+/// thread id), exit code and last stderr line for the same argv (the
+/// SDK's), one MCP call and the mock model, on every cached version.
+#[test]
+fn fake_and_real_print_the_same_events() {
+    let cases: [(&str, &[&str], &str); 5] = [
+        ("default", &[], "plain"),
+        ("approve", &["--config", "mcp_servers.lab.tools.plain.approval_mode=\"approve\""], "plain"),
+        ("readOnlyHint", &["--config", "approval_policy=\"on-request\""], "ro"),
+        ("danger-full-access", &["--sandbox", "danger-full-access"], "plain"),
+        ("untrusted", &["--config", "approval_policy=\"untrusted\""], "plain"),
+    ];
+    let mut compared = 0;
+    for version in VERSIONS {
+        let Some(real) = real_codex(version) else {
+            eprintln!("skipped {version}: the real binary is not cached (fetch it with the conformance CLI)");
+            continue;
+        };
+        for (case, extra, tool) in cases {
+            let run = Run::new(version, &[&[tool]]);
+            let script = fakes::script::Script::load(&run.dir.join("script.json")).unwrap();
+            let model = fakes::model::start(script.turns.clone(), fakes::wire::Recorder::none()).unwrap();
+            let provider = format!(
+                "model_providers.mock={{name=\"mock\",base_url=\"{}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}",
+                model.openai_base()
+            );
+            let mut flags: Vec<&str> = vec!["--config", "model_provider=\"mock\"", "--config", &provider];
+            flags.extend_from_slice(extra);
+            let fake = run.sdk(&flags);
+            let fake_calls = run.server_calls();
+            // The real one, on the same CODEX_HOME (the fake wrote nothing there).
+            let work = run.dir.join("work").display().to_string();
+            let mut args = vec!["exec", "--experimental-json", "--config", "show_raw_agent_reasoning=false", "--model", "mock-model"];
+            args.extend_from_slice(&flags);
+            args.extend_from_slice(&["--cd", &work, "--skip-git-repo-check"]);
+            let mut child = Command::new(&real)
+                .args(&args)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", run.dir.join("userhome"))
+                .env("CODEX_HOME", run.dir.join("home"))
+                .env("MOCK_API_KEY", "mock-key")
+                .env("NO_COLOR", "1")
+                .env("RUST_LOG", "warn")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let _ = child.stdin.take().unwrap().write_all(b"call the tool");
+            let out = child.wait_with_output().unwrap();
+            let what = format!("{version} {case}");
+            assert_eq!(out.status.code(), Some(fake.code), "{what}");
+            let real_events: Vec<Value> = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+            let strip = |events: &[Value]| -> Vec<Value> {
+                events.iter().map(|e| { let mut e = e.clone(); e.as_object_mut().unwrap().remove("thread_id"); e }).collect()
+            };
+            assert_eq!(strip(&fake.events), strip(&real_events), "{what}");
+            // The real one's tools/call went to the same recording server.
+            assert_eq!(run.server_calls(), 2 * fake_calls, "{what}");
+            if fake.code != 0 {
+                let real_err = String::from_utf8_lossy(&out.stderr).to_string();
+                assert_eq!(fake.stderr.trim().lines().last(), real_err.trim().lines().last(), "{what}");
+            } else {
+                assert_eq!(tool_items(&real_events).len(), 1, "{what}: {real_events:?}");
+            }
+            compared += 1;
+        }
+    }
+    eprintln!("compared {compared} cases with the real binary");
+}
