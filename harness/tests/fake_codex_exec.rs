@@ -183,6 +183,24 @@ fn prompt_from_stdin_or_argument() {
     assert_eq!((x.code, x.stderr.trim()), (0, "Reading additional input from stdin..."));
     let turns: Vec<Value> = run.transcript().into_iter().filter(|e| e["event"] == "turn").map(|e| e["input"].clone()).collect();
     assert_eq!(turns, [json!("from stdin"), json!("positional")]);
+    // `--image <FILE>...` takes the would-be prompt too; stdin is empty.
+    let x = run.exec(&["--json", "--skip-git-repo-check", "--image", "a.png", "hi"], "");
+    assert_eq!((x.code, x.stdout.as_str()), (1, ""));
+    assert_eq!(x.stderr, "Reading prompt from stdin...\nNo prompt provided via stdin.\n");
+}
+
+#[test]
+fn git_repo_check() {
+    let run = Run::new("0.171.0", &[&[], &[]]);
+    let work = run.dir.join("work").display().to_string();
+    let x = run.exec(&["--json", "--cd", &work], "hi");
+    assert_eq!((x.code, x.stdout.as_str()), (1, ""));
+    assert_eq!(x.stderr.lines().last(), Some("Not inside a trusted directory and --skip-git-repo-check was not specified."));
+    // Inside a git work tree, any depth, the check passes.
+    std::fs::create_dir_all(run.dir.join("work/.git")).unwrap();
+    std::fs::create_dir_all(run.dir.join("work/sub")).unwrap();
+    let sub = run.dir.join("work/sub").display().to_string();
+    assert_eq!(run.exec(&["--json", "--cd", &sub], "hi").code, 0);
 }
 
 /// (case, extra flags, tool, outcome on 0.146/0.147, outcome from 0.148):
@@ -354,12 +372,13 @@ fn real_codex(version: &str) -> Option<PathBuf> {
 /// SDK's), one MCP call and the mock model, on every cached version.
 #[test]
 fn fake_and_real_print_the_same_events() {
-    let cases: [(&str, &[&str], &str); 5] = [
-        ("default", &[], "plain"),
-        ("approve", &["--config", "mcp_servers.lab.tools.plain.approval_mode=\"approve\""], "plain"),
-        ("readOnlyHint", &["--config", "approval_policy=\"on-request\""], "ro"),
-        ("danger-full-access", &["--sandbox", "danger-full-access"], "plain"),
-        ("untrusted", &["--config", "approval_policy=\"untrusted\""], "plain"),
+    let cases: [(&str, &[&str], &str, &[&str]); 6] = [
+        ("default", &[], "plain", &[]),
+        ("approve", &["--config", "mcp_servers.lab.tools.plain.approval_mode=\"approve\""], "plain", &[]),
+        ("readOnlyHint", &["--config", "approval_policy=\"on-request\""], "ro", &[]),
+        ("danger-full-access", &["--sandbox", "danger-full-access"], "plain", &[]),
+        ("untrusted", &["--config", "approval_policy=\"untrusted\""], "plain", &[]),
+        ("resume unknown", &[], "plain", &["resume", "01a23d6b-0000-7000-8000-000000000000"]),
     ];
     let mut compared = 0;
     for version in VERSIONS {
@@ -367,7 +386,7 @@ fn fake_and_real_print_the_same_events() {
             eprintln!("skipped {version}: the real binary is not cached (fetch it with the conformance CLI)");
             continue;
         };
-        for (case, extra, tool) in cases {
+        for (case, extra, tool, tail) in cases {
             let run = Run::new(version, &[&[tool]]);
             let script = fakes::script::Script::load(&run.dir.join("script.json")).unwrap();
             let model = fakes::model::start(script.turns.clone(), fakes::wire::Recorder::none()).unwrap();
@@ -377,13 +396,14 @@ fn fake_and_real_print_the_same_events() {
             );
             let mut flags: Vec<&str> = vec!["--config", "model_provider=\"mock\"", "--config", &provider];
             flags.extend_from_slice(extra);
-            let fake = run.sdk(&flags);
+            let fake = run.sdk_in(&run.dir.join("work"), &flags, tail);
             let fake_calls = run.server_calls();
             // The real one, on the same CODEX_HOME (the fake wrote nothing there).
             let work = run.dir.join("work").display().to_string();
             let mut args = vec!["exec", "--experimental-json", "--config", "show_raw_agent_reasoning=false", "--model", "mock-model"];
             args.extend_from_slice(&flags);
             args.extend_from_slice(&["--cd", &work, "--skip-git-repo-check"]);
+            args.extend_from_slice(tail);
             let mut child = Command::new(&real)
                 .args(&args)
                 .env_clear()
@@ -409,8 +429,14 @@ fn fake_and_real_print_the_same_events() {
             assert_eq!(strip(&fake.events), strip(&real_events), "{what}");
             // The real one's tools/call went to the same recording server.
             assert_eq!(run.server_calls(), 2 * fake_calls, "{what}");
+            // What the fake prints on stderr, the real one prints too, in
+            // the same order (among its log lines).
+            let real_err = String::from_utf8_lossy(&out.stderr).to_string();
+            let mut real_lines = real_err.lines();
+            for line in fake.stderr.lines().filter(|l| !l.is_empty()) {
+                assert!(real_lines.any(|r| r == line), "{what}: {line:?} not in the real stderr:\n{real_err}");
+            }
             if fake.code != 0 {
-                let real_err = String::from_utf8_lossy(&out.stderr).to_string();
                 assert_eq!(fake.stderr.trim().lines().last(), real_err.trim().lines().last(), "{what}");
             } else {
                 assert_eq!(tool_items(&real_events).len(), 1, "{what}: {real_events:?}");
@@ -419,4 +445,45 @@ fn fake_and_real_print_the_same_events() {
         }
     }
     eprintln!("compared {compared} cases with the real binary");
+}
+
+/// Bad argv and `-c` values: the same exit code and stderr (but the real
+/// one's log lines) as the real binary, on every cached version.
+#[test]
+fn bad_input_as_the_real_binary() {
+    let cases: [&[&str]; 5] = [
+        &["--json", "--bogus"],
+        &["--json", "--sandbox", "bogus"],
+        &["--json", "-c", "mcp_servers.lab.tools.t.approval_mode=\"Approve\"", "--skip-git-repo-check"],
+        &["--json", "-c", "foo", "--skip-git-repo-check"],
+        &["--json", "--skip-git-repo-check"],
+    ];
+    for version in VERSIONS {
+        let Some(real) = real_codex(version) else {
+            eprintln!("skipped {version}: the real binary is not cached");
+            continue;
+        };
+        for args in cases {
+            let run = Run::new(version, &[&[]]);
+            let fake = run.exec(args, "");
+            let out = Command::new(&real)
+                .arg("exec")
+                .args(args)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", run.dir.join("userhome"))
+                .env("CODEX_HOME", run.dir.join("home"))
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let what = format!("{version} {args:?}");
+            assert_eq!(out.status.code(), Some(fake.code), "{what}");
+            let real_err: String = String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .filter(|l| !l.starts_with("WARNING: proceeding") && !l.contains(" WARN "))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            assert_eq!(fake.stderr.trim_end(), real_err.trim_end(), "{what}");
+        }
+    }
 }

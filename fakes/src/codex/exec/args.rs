@@ -47,13 +47,14 @@ pub fn parse(argv: &[String]) -> Result<ExecArgs, (String, i32)> {
     let mut a = ExecArgs::default();
     let mut positionals = Vec::new();
     let mut last = false;
-    let mut it = argv.iter().cloned();
+    let mut it = argv.iter().cloned().peekable();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (arg.clone(), None),
         };
         if VALUED.contains(&flag.as_str()) {
+            let inline_given = inline.is_some();
             let Some(value) = inline.or_else(|| it.next()) else {
                 return Err(missing_value(&flag));
             };
@@ -68,7 +69,17 @@ pub fn parse(argv: &[String]) -> Result<ExecArgs, (String, i32)> {
                 "-C" | "--cd" => a.cd = Some(value),
                 "-m" | "--model" => a.model = Some(value),
                 "--add-dir" => a.add_dirs.push(value),
-                "-i" | "--image" => a.images.push(value),
+                "-i" | "--image" => {
+                    a.images.push(value);
+                    // Before `resume`, `--image <FILE>...` takes every value up to
+                    // the next flag, the prompt too (measured on 0.146.0 and 0.171.0:
+                    // `--image x.png hi` reads the prompt from stdin); after it, one.
+                    if positionals.is_empty() && !inline_given {
+                        while let Some(next) = peek_value(&mut it) {
+                            a.images.push(next);
+                        }
+                    }
+                }
                 _ => {}
             }
         } else if SWITCHES.contains(&flag.as_str()) && inline.is_none() {
@@ -98,6 +109,11 @@ pub fn parse(argv: &[String]) -> Result<ExecArgs, (String, i32)> {
         return Err(unexpected(&extra));
     }
     Ok(a)
+}
+
+/// The next argument if it is not a flag.
+fn peek_value(it: &mut std::iter::Peekable<impl Iterator<Item = String>>) -> Option<String> {
+    it.next_if(|next| !next.starts_with('-'))
 }
 
 const USAGE: &str = "Usage: codex exec [OPTIONS] [PROMPT]\n       codex exec [OPTIONS] <COMMAND> [ARGS]\n\nFor more information, try '--help'.\n";
@@ -138,6 +154,10 @@ mod tests {
         assert_eq!((a.images.len(), a.prompt), (1, None));
         assert_eq!(p(&["--json", "resume", "--last", "again"]).unwrap().resume, Some(Resume::Last));
         assert_eq!(p(&["--json", "resume", "--last", "again"]).unwrap().prompt.as_deref(), Some("again"));
+        let a = p(&["--image", "a.png", "hi", "--json"]).unwrap();
+        assert_eq!((a.images.len(), a.prompt), (2, None));
+        let a = p(&["resume", "T", "--image", "a.png", "hi"]).unwrap();
+        assert_eq!((a.images.len(), a.prompt.as_deref()), (1, Some("hi")));
     }
 
     #[test]

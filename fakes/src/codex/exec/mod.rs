@@ -73,6 +73,10 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
     let sandbox = a.sandbox.clone().or_else(|| key("sandbox_mode")).unwrap_or_else(|| "read-only".into());
     let model = a.model.clone().or_else(|| key("model")).unwrap_or_else(|| MODEL.into());
     let cwd = a.cd.clone().map(PathBuf::from).or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let resumed = match session::find(&script, a.resume.as_ref(), &home, &cwd) {
+        Ok(found) => found,
+        Err(e) => return fail(1, e),
+    };
     // Measured on 0.147.0 and 0.171.0: without a prompt argument exec says
     // "Reading prompt from stdin..."; with one and a stdin that is not a
     // terminal, "Reading additional input from stdin...". Either reads
@@ -97,10 +101,15 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
         }
     };
     rec.record(&json!({"dir": "c2s", "msg": {"prompt": prompt, "additional_input": extra, "images": a.images}}));
-    let thread_id = match session::open(&script, a.resume.as_ref(), &home, &cwd) {
-        Ok(id) => id,
-        Err(e) => return fail(1, e),
-    };
+    // Both checked after stdin is read, the prompt first (measured on
+    // 0.146.0 and 0.171.0 with an empty stdin; whitespace is taken as empty).
+    if prompt.trim().is_empty() {
+        return fail(1, NO_PROMPT.into());
+    }
+    if !a.skip_git_repo_check && !cwd.ancestors().any(|d| d.join(".git").exists()) {
+        return fail(1, NOT_TRUSTED.into());
+    }
+    let thread_id = session::open(&script, resumed, &home, &cwd);
     let mut ev = Events::new(&rec);
     ev.thread_started(&thread_id);
     rec.record(&json!({"event": super::effective::EVENT, "thread": thread_id, "method": "exec", "approval_policy": "never",
@@ -134,6 +143,12 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
     rec.record(&json!({"event": "exit", "code": 0}));
     0
 }
+
+/// No prompt argument and nothing on stdin.
+const NO_PROMPT: &str = "No prompt provided via stdin.";
+/// Outside a git work tree without `--skip-git-repo-check` (a directory
+/// trusted in config.toml would pass too: not simulated).
+const NOT_TRUSTED: &str = "Not inside a trusted directory and --skip-git-repo-check was not specified.";
 
 /// Each `-c` pair must have a `=` and a value the config accepts; the real
 /// CLI's messages (measured on 0.146.0 and 0.171.0, exit 1). The key named
