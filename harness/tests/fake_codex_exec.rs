@@ -207,7 +207,9 @@ fn git_repo_check() {
 /// `None` completes, `Some(msg)` fails with msg and no tools/call.
 type Row = (&'static str, &'static [&'static str], &'static str, Option<&'static str>, Option<&'static str>);
 
-const TABLE: [Row; 8] = [
+/// The first eight rows are SDK-FACTS part B's; the last four were measured
+/// on 0.146.0 and 0.171.0 (2026-12-03).
+const TABLE: [Row; 12] = [
     ("default", &[], "plain", Some(CANCELLED), Some(NEVER)),
     ("on-request", &["--config", "approval_policy=\"on-request\""], "plain", Some(CANCELLED), Some(NEVER)),
     ("never", &["--config", "approval_policy=\"never\""], "plain", Some(CANCELLED), Some(NEVER)),
@@ -222,6 +224,10 @@ const TABLE: [Row; 8] = [
     ("readOnlyHint", &["--config", "approval_policy=\"on-request\""], "ro", None, None),
     ("danger-full-access", &["--sandbox", "danger-full-access"], "plain", None, None),
     ("prompt + danger-full-access", &["--sandbox", "danger-full-access", "--config", "mcp_servers.lab.tools.plain.approval_mode=\"prompt\""], "plain", None, None),
+    ("workspace-write", &["--sandbox", "workspace-write"], "plain", Some(CANCELLED), Some(NEVER)),
+    ("server default approve", &["--config", "mcp_servers.lab.default_tools_approval_mode=\"approve\""], "plain", None, None),
+    ("writes, unannotated", &["--config", "mcp_servers.lab.tools.plain.approval_mode=\"writes\""], "plain", Some(CANCELLED), Some(NEVER)),
+    ("prompt on readOnlyHint", &["--config", "mcp_servers.lab.tools.ro.approval_mode=\"prompt\""], "ro", Some(CANCELLED), Some(NEVER)),
 ];
 
 #[test]
