@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod config;
 pub mod effective;
+pub mod exec;
 pub mod profile;
 mod server;
 
@@ -22,6 +23,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     let mut subcommand = None;
     let mut it = args.into_iter();
     let mut show_version = false;
+    let mut exec_argv = None;
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--run" => script_path = it.next().map(PathBuf::from),
@@ -38,6 +40,11 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             s if s.starts_with("-c") && s.len() > 2 => overrides.push(s[2..].to_string()),
             s if s.starts_with("--config=") => overrides.push(s["--config=".len()..].to_string()),
             "app-server" if subcommand.is_none() => subcommand = Some(arg),
+            // Everything after `exec` is exec's own argv.
+            "exec" if subcommand.is_none() => {
+                exec_argv = Some(it.by_ref().collect::<Vec<_>>());
+                subcommand = Some(arg);
+            }
             other => return usage(&format!("unexpected argument '{other}'")),
         }
     }
@@ -55,8 +62,11 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         println!("{}", profile::Profile { version }.version_line());
         return 0;
     }
+    if let Some(exec_argv) = exec_argv {
+        return exec::run(profile::Profile { version }, script, overrides, &exec_argv);
+    }
     if subcommand.is_none() {
-        return usage("this fake only implements `codex app-server`");
+        return usage("this fake only implements `codex app-server` and `codex exec --json`");
     }
     let rec = Recorder::open(&script.transcript).unwrap_or_else(|_| Recorder::none()).for_process(std::process::id());
     let env: BTreeMap<String, String> = std::env::vars().collect();

@@ -195,6 +195,21 @@ impl Profile {
         self.version.at_least(0, 171, 0)
     }
 
+    /// `codex exec` refuses `approval_policy = "untrusted"` (exit 1, before
+    /// any event) on 0.153.4, 0.163.0 and 0.171.0, and takes it on 0.148.0
+    /// (measured 2026-12-03): the threshold lies between 0.148.0 and 0.153.4
+    /// and was not bisected.
+    pub fn exec_rejects_untrusted(&self) -> bool {
+        self.version.at_least(0, 153, 4)
+    }
+
+    /// exec's `x-codex-turn-metadata` names `turn_trigger: "exec"` in
+    /// 0.171.0 (not in 0.153.4); `thread_source: "user"` in every measured
+    /// version (0.146.0 to 0.171.0, measured 2026-12-03).
+    pub fn exec_turn_metadata_has_trigger(&self) -> bool {
+        self.version.at_least(0, 171, 0)
+    }
+
     /// How Codex introduces itself to MCP servers: titled "Codex", with the
     /// CLI's own version.
     pub fn mcp_client(&self) -> ClientProfile {
@@ -222,6 +237,14 @@ pub const CANCELLED: &str = "user cancelled MCP tool call";
 pub const UNEXPECTED_RESPONSE_TYPE: &str = "tool call failed: Unexpected response type";
 /// What the model's function call output starts with.
 pub const OUTPUT_HEADER: &str = "Wall time: 0.0010 seconds\nOutput:";
+/// What `codex exec` prints before exiting 1 when `approval_policy` is
+/// "untrusted" (0.153.4, 0.163.0 and 0.171.0).
+pub const EXEC_UNTRUSTED_REMOVED: &str = "Error: approval_policy = \"untrusted\" is no longer supported; remove this setting";
+/// `codex exec resume <uuid>` of a thread with no rollout (exit 1, nothing
+/// on stdout; measured on 0.146.0, 0.148.0, 0.153.4 and 0.171.0).
+pub fn exec_no_rollout(thread_id: &str) -> String {
+    format!("Error: thread/resume: thread/resume failed: {} (code -32600)", no_rollout(thread_id))
+}
 /// A request before `initialize`.
 pub const NOT_INITIALIZED: &str = "Not initialized";
 /// A second `initialize`.

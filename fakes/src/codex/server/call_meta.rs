@@ -21,6 +21,8 @@ pub struct CallMeta {
     sandbox_mode: String,
     /// An approval or a question went to the client earlier in the turn.
     asked_user: bool,
+    /// The turn is `codex exec`'s.
+    exec: bool,
 }
 
 impl CallMeta {
@@ -31,7 +33,14 @@ impl CallMeta {
             started_at_ms,
             sandbox_mode: sandbox_mode.to_string(),
             asked_user: false,
+            exec: false,
         }
+    }
+
+    /// A `codex exec` turn's: its turn metadata also names where the thread
+    /// and the turn came from.
+    pub fn in_exec(self) -> CallMeta {
+        CallMeta { exec: true, ..self }
     }
 
     /// The client was asked something (approval, question, elicitation);
@@ -83,6 +92,12 @@ impl CallMeta {
         if profile.turn_metadata_has_codex_version() {
             t["codex_version"] = json!(profile.version.to_string());
         }
+        if self.exec {
+            t["thread_source"] = json!("user");
+            if profile.exec_turn_metadata_has_trigger() {
+                t["turn_trigger"] = json!("exec");
+            }
+        }
         t
     }
 }
@@ -115,5 +130,10 @@ mod tests {
         assert_eq!((&turn["codex_version"], &turn["sandbox_mode"]), (&json!("0.171.0"), &json!("read-only")));
         assert_eq!((&turn["user_input_requested_during_turn"], &turn["turn_started_at_unix_ms"]), (&json!(true), &json!(17)));
         assert!(meta.for_call(&at(153, 4), "call_0")["x-codex-turn-metadata"].get("codex_version").is_none());
+        assert!(new["x-codex-turn-metadata"].get("thread_source").is_none());
+        let exec = meta.clone().in_exec();
+        assert_eq!(exec.for_call(&at(146, 0), "call_0")["x-codex-turn-metadata"]["thread_source"], "user");
+        assert!(exec.for_call(&at(153, 4), "call_0")["x-codex-turn-metadata"].get("turn_trigger").is_none());
+        assert_eq!(exec.for_call(&at(171, 0), "call_0")["x-codex-turn-metadata"]["turn_trigger"], "exec");
     }
 }

@@ -1,13 +1,13 @@
 //! The app-server session loop: client requests in, notifications and server
 //! requests out, every message recorded.
 
-mod call_meta;
+pub(crate) mod call_meta;
 mod channel;
 mod notices;
 mod rollout;
-mod shapes;
-mod thread;
-mod turn;
+pub(crate) mod shapes;
+pub(crate) mod thread;
+pub(crate) mod turn;
 
 use std::collections::{BTreeMap, BTreeSet};
 

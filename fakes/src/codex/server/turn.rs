@@ -33,7 +33,7 @@ pub struct Turn<'a> {
     pub experimental_api: bool,
 }
 
-enum Outcome {
+pub(crate) enum Outcome {
     Completed(Value),
     Failed(String),
 }
@@ -281,7 +281,7 @@ impl Turn<'_> {
 }
 
 /// What the model receives as the function call output.
-fn model_output(profile: &Profile, outcome: &Outcome) -> Value {
+pub(crate) fn model_output(profile: &Profile, outcome: &Outcome) -> Value {
     let header = profile::OUTPUT_HEADER;
     let (text_parts, raw_blocks): (Vec<String>, Value) = match outcome {
         // Failures reach the model as a text block too (up to 0.150.x
