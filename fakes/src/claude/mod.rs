@@ -18,6 +18,7 @@ pub mod render;
 mod resume;
 pub mod sdk;
 mod sdk_call;
+mod sdk_link;
 mod sdk_servers;
 pub mod rules;
 mod servers;

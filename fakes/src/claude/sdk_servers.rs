@@ -24,6 +24,7 @@ use super::config::{ServerConfig, ServerTransport};
 use super::host::Stop;
 use super::profile;
 use super::render::Rendered;
+use super::sdk_link::{Declared, HostLink, Opened};
 use super::servers::Link;
 use super::session::{CallOutcome, Session};
 use super::stream;
@@ -38,24 +39,6 @@ const HEARTBEAT: Duration = Duration::from_secs(30);
 /// initialize takes id 0 and tools/list 1, also when a manifest spared them.
 const FIRST_CALL_ID: u64 = 2;
 
-/// The ids the CLI gives its requests to one SDK server.
-pub struct HostLink {
-    next_id: u64,
-}
-
-/// An SDK server to connect, and what became of its manifest if the host
-/// sent one.
-pub struct Declared {
-    config: ServerConfig,
-    manifest: Option<Result<Greeting, &'static str>>,
-}
-
-/// A server that answered `initialize`; the rest of its handshake follows
-/// the CLI's answer to the host's initialize.
-pub struct Opened {
-    config: ServerConfig,
-    initialize: Value,
-}
 
 fn sdk_config(name: &str) -> ServerConfig {
     ServerConfig { name: name.to_string(), source: "sdk", transport: ServerTransport::Sdk, timeout_ms: None }

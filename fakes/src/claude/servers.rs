@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::config::{ServerConfig, ServerTransport};
 use super::profile::{self, Profile};
 use super::rules::{self, Rules};
-use super::sdk_servers::HostLink;
+use super::sdk_link::HostLink;
 use crate::mcp_client::{CallFailure, Greeting, Handshake, McpConnection, ServerTarget};
 use crate::wire::Recorder;
 

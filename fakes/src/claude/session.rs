@@ -66,10 +66,10 @@ pub struct Session {
     /// This prompt's id, as hook inputs name it.
     pub prompt_id: String,
     /// The SDK host's servers from the command line, not connected yet.
-    pub sdk_pending: Vec<super::sdk_servers::Declared>,
+    pub sdk_pending: Vec<super::sdk_link::Declared>,
     /// SDK servers initialized but not listed yet (tools/list comes with
     /// the first turn).
-    pub sdk_opened: Vec<super::sdk_servers::Opened>,
+    pub sdk_opened: Vec<super::sdk_link::Opened>,
 }
 
 /// What a call's hooks leave for the rules.
