@@ -259,8 +259,10 @@ fn outcome_table_per_version() {
     }
 }
 
+/// The measured versions on either side of 0.149.0, the first release that
+/// refuses it (bisected on the real binaries).
 #[test]
-fn untrusted_exits_1_before_any_event_from_0_153_4() {
+fn untrusted_exits_1_before_any_event_from_0_149_0() {
     for version in VERSIONS {
         let run = Run::new(version, &[&["plain"]]);
         let x = run.sdk(&["--config", "approval_policy=\"untrusted\""]);

@@ -196,11 +196,11 @@ impl Profile {
     }
 
     /// `codex exec` refuses `approval_policy = "untrusted"` (exit 1, before
-    /// any event) on 0.153.4, 0.163.0 and 0.171.0, and takes it on 0.148.0
-    /// (measured 2026-12-03): the threshold lies between 0.148.0 and 0.153.4
-    /// and was not bisected.
+    /// any event) from 0.149.0 on; 0.148.0 takes it. Bisected over the
+    /// registry's releases 0.148.0, 0.149.0, 0.149.1, 0.150.0, 0.150.1 and
+    /// checked on 0.153.4 and 0.171.0 (2026-12-03).
     pub fn exec_rejects_untrusted(&self) -> bool {
-        self.version.at_least(0, 153, 4)
+        self.version.at_least(0, 149, 0)
     }
 
     /// exec's `x-codex-turn-metadata` names `turn_trigger: "exec"` in
