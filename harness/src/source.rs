@@ -48,6 +48,12 @@ impl DriverSource {
         }
     }
 
+    /// The source of built-in driver `name` (the reference, another
+    /// reference, a mutant), if there is one by that name.
+    pub fn builtin_named(name: &str) -> Option<DriverSource> {
+        DriverSource::builtin(name).is_ok().then(|| DriverSource::Builtin(name.to_string()))
+    }
+
     /// The built-in driver `name`, in process.
     pub fn builtin(name: &str) -> Result<Box<dyn Driver>, Failure> {
         match name {

@@ -338,17 +338,12 @@ impl Replays {
         self.cells[i].get_or_init(|| {
             let file = &self.files[i];
             let real = recordings::load(file)?;
-            let source = if real.driver == recordings::REFERENCE {
-                DriverSource::reference()
-            } else if DriverSource::builtin(&real.driver).is_ok() {
-                DriverSource::Builtin(real.driver.clone())
-            } else {
-                match self.drivers.get(&real.driver) {
-                    Some((Ok(Some(cmd)), _)) => DriverSource::Shim(cmd.clone()),
-                    Some((Ok(None), _)) => return Ok(None),
-                    Some((Err(e), _)) => return Err(e.clone()),
-                    None => return Err(format!("{}: made by `{}`, which is no example shim", file.display(), real.driver)),
-                }
+            let source = match (DriverSource::builtin_named(&real.driver), self.drivers.get(&real.driver)) {
+                (Some(builtin), _) => builtin,
+                (None, Some((Ok(Some(cmd)), _))) => DriverSource::Shim(cmd.clone()),
+                (None, Some((Ok(None), _))) => return Ok(None),
+                (None, Some((Err(e), _))) => return Err(e.clone()),
+                (None, None) => return Err(format!("{}: made by `{}`, which is no example shim", file.display(), real.driver)),
             };
             let fakes = fakes();
             let mut driver = source.make(&fakes.supervise).map_err(|e| e.to_string())?;

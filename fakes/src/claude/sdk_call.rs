@@ -153,9 +153,7 @@ impl Session {
             }
         }
         message["num_turns"] = json!(self.api_calls + 2);
-        self.last_result_failed = true;
-        self.results += 1;
-        self.out.result(message);
+        self.write_result(message);
     }
 
     /// The result of a turn a hook stopped (`continue: false`): no final

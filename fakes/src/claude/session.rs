@@ -505,7 +505,13 @@ impl Session {
     /// The turn's `result` message.
     pub(super) fn result(&mut self, subtype: &str, result: Value, stop_reason: &str, terminal_reason: &str) {
         let message = self.result_message(subtype, result, stop_reason, terminal_reason);
-        self.last_result_failed = subtype != "success";
+        self.write_result(message);
+    }
+
+    /// Writes a turn's result, keeping whether it failed and how many this
+    /// process has written.
+    pub(super) fn write_result(&mut self, message: Value) {
+        self.last_result_failed = message["subtype"] != "success";
         self.results += 1;
         self.out.result(message);
     }

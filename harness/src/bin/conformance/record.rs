@@ -71,7 +71,7 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], dri
 /// each reports); a recording of any other driver is skipped, with why.
 pub fn fidelity(root: &Path, filter: Option<&str>, jobs: usize, shims: &[DriverSource], fakes: &Fakes) -> Result<bool, String> {
     let allow = recordings::allow_list(root)?;
-    let mut by_name = BTreeMap::from([(recordings::REFERENCE.to_string(), DriverSource::reference())]);
+    let mut by_name = BTreeMap::new();
     for shim in shims {
         let mut driver = shim.make(&fakes.supervise).map_err(|e| format!("{}: {e}", shim.label()))?;
         by_name.insert(driver.name(), shim.clone());
@@ -86,9 +86,8 @@ pub fn fidelity(root: &Path, filter: Option<&str>, jobs: usize, shims: &[DriverS
     let mut ok = true;
     let replay = |f: &std::path::PathBuf| -> Result<Option<Replay>, String> {
         let real = recordings::load(f)?;
-        // A built-in driver (reference-claude-sdk ...) is always at hand.
-        let builtin = DriverSource::builtin(&real.driver).is_ok().then(|| DriverSource::Builtin(real.driver.clone()));
-        let Some(source) = by_name.get(&real.driver).cloned().or(builtin) else { return Ok(None) };
+        // A built-in driver (the reference, reference-claude-sdk ...) is always at hand.
+        let Some(source) = by_name.get(&real.driver).cloned().or_else(|| DriverSource::builtin_named(&real.driver)) else { return Ok(None) };
         let mut driver = source.make(&fakes.supervise).map_err(|e| format!("{}: {e}", source.label()))?;
         recordings::replay(f, &real, driver.as_mut(), &scenarios, &allow, fakes).map(Some)
     };
