@@ -114,7 +114,9 @@ pub fn prepare(profile: Profile, script: &Script, rec: Recorder, argv: &[String]
             return Err(code);
         }
     };
-    let launch = Launch { profile, rec: rec.clone(), env, rules, mode, session_id, opts, cwd, locations, global_config };
+    // A resumed session still has the deferred tools it loaded.
+    let loaded = state.loaded.get(&session_id).cloned().unwrap_or_default();
+    let launch = Launch { profile, rec: rec.clone(), env, rules, mode, session_id, opts, cwd, locations, global_config, loaded };
     Ok(Prepared { launch, out, dynamic, state, sdk })
 }
 
@@ -137,7 +139,6 @@ pub fn print(p: Prepared, script: Script) -> i32 {
     rec.record(&json!({"event": "turn", "index": turn, "session_id": launch.session_id, "prompt": prompt, "permission_mode": launch.mode}));
     let mut session = launch.connect(out, dynamic);
     session.prompt_number = prompt_number;
-    session.loaded = state.loaded.get(&launch.session_id).cloned().unwrap_or_default();
     session.init(launch.opts.tools.as_deref());
     let actions = script.turns.get(turn).map(|t| t.actions.clone()).unwrap_or_default();
     let played = play(&mut session, actions);
@@ -168,6 +169,8 @@ pub struct Launch {
     pub cwd: PathBuf,
     pub locations: Locations,
     pub global_config: Value,
+    /// The deferred tools this session loaded in earlier processes.
+    pub loaded: std::collections::BTreeSet<String>,
 }
 
 impl Launch {
@@ -212,7 +215,7 @@ impl Launch {
             project_dir,
             cwd: self.cwd.clone(),
             builtins: Vec::new(),
-            loaded: Default::default(),
+            loaded: self.loaded.clone(),
             host: None,
             interrupted: false,
             last_result_failed: false,

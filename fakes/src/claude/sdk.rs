@@ -56,7 +56,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                     }
                 }
                 let (declared, parked) = sdk_servers::from_initialize(&request);
-                let mut s = start(&launch, &mut out, &mut dynamic, &host, &state);
+                let mut s = start(&launch, &mut out, &mut dynamic, &host);
                 s.hooks = Hooks::from_initialize(request.get("hooks"));
                 // SDK servers without a usable manifest get `initialize`
                 // before the answer, the rest of the handshake after it.
@@ -99,7 +99,7 @@ pub fn run(launch: Launch, out: Output, mut dynamic: Vec<ServerConfig>, script: 
                     None => {
                         // No initialize: the SDK servers of --mcp-config
                         // connect at once (unmeasured).
-                        let mut s = start(&launch, &mut out, &mut dynamic, &host, &state);
+                        let mut s = start(&launch, &mut out, &mut dynamic, &host);
                         let opened = s.open_sdk_servers(Vec::new());
                         s.notify_sdk_servers(opened);
                         session.insert(s)
@@ -166,14 +166,12 @@ fn idle_control(id: &str, subtype: &str, request: &Value, launch: &Launch) -> (V
 /// Connects the servers but the SDK host's own and makes the session
 /// whose gated calls go to the host; the SDK servers of `--mcp-config`
 /// (or of initialize's `mcpServers`) are left for `open_sdk_servers`.
-fn start(launch: &Launch, out: &mut Option<Output>, dynamic: &mut Vec<ServerConfig>, host: &Rc<Host>, state: &State) -> Session {
+fn start(launch: &Launch, out: &mut Option<Output>, dynamic: &mut Vec<ServerConfig>, host: &Rc<Host>) -> Session {
     let out = out.take().expect("one session per process");
     let mut configured = std::mem::take(dynamic);
     let sdk = sdk_servers::take_configured(&mut configured);
     let mut s = launch.connect(out, configured);
     s.host = Some(Rc::clone(host));
-    // A resumed session still has the deferred tools it loaded.
-    s.loaded = state.loaded.get(&launch.session_id).cloned().unwrap_or_default();
     s.sdk_pending = sdk;
     s
 }
