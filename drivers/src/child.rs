@@ -30,19 +30,7 @@ impl ChildProcess {
     ) -> Result<ChildProcess, DriverError> {
         let mut command = Command::new(binary);
         command.args(args).envs(env).current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-        // A binary written a moment ago can still be open for writing in a
-        // process another thread forked meanwhile (until its exec):
-        // "Text file busy" then passes within milliseconds.
-        let mut tries = 0;
-        let mut child = loop {
-            match command.spawn() {
-                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 20 => {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                other => break other.map_err(|e| DriverError::new("launch-failed", format!("cannot start {}: {e}", binary.display())))?,
-            }
-        };
+        let mut child = spawn_retrying(&mut command, binary)?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().ok_or_else(|| DriverError::new("launch-failed", "no stdout"))?;
         std::thread::spawn(move || {
@@ -90,6 +78,22 @@ impl ChildProcess {
 
     pub fn exit_code(&mut self) -> Option<i32> {
         self.child.try_wait().ok().flatten().and_then(|s| s.code())
+    }
+}
+
+/// Starts `command` (running `binary`). A binary written a moment ago can
+/// still be open for writing in a process another thread forked meanwhile
+/// (until its exec): "Text file busy" then passes within milliseconds.
+pub fn spawn_retrying(command: &mut Command, binary: &Path) -> Result<Child, DriverError> {
+    let mut tries = 0;
+    loop {
+        match command.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 20 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other.map_err(|e| DriverError::new("launch-failed", format!("cannot start {}: {e}", binary.display()))),
+        }
     }
 }
 

@@ -22,6 +22,8 @@ pub struct Parts {
     pub fingerprint: fn(&ServerSet, GlobalPolicy) -> String,
     /// Codex: CODEX_HOME/config.toml text.
     pub codex_config: fn(&ServerSet) -> String,
+    /// `codex exec`: the flags after `exec --experimental-json ... --cd DIR`.
+    pub codex_exec_args: fn(&ServerSet, GlobalPolicy) -> Vec<String>,
     /// Codex: thread approvalPolicy.
     pub approval_policy: fn(GlobalPolicy, bridged: bool) -> Value,
     /// Codex: the answer to each server request.
@@ -67,6 +69,7 @@ impl Parts {
             build: ServerSet::build,
             fingerprint,
             codex_config: config_toml,
+            codex_exec_args: crate::codex::exec::exec_args,
             approval_policy: |_, bridged| {
                 if bridged {
                     // Only MCP elicitations may reach the driver; everything

@@ -145,10 +145,12 @@ pub trait Driver {
 }
 
 /// Capabilities the reference driver claims: all of them but `sdk-host`
-/// (it drives Claude Code in print mode; `reference-claude-sdk` drives its
-/// SDK host mode).
+/// and `codex-exec` (it drives Claude Code in print mode and `codex
+/// app-server`; `reference-claude-sdk` drives Claude Code's SDK host mode,
+/// `reference-codex-exec` drives `codex exec`).
 pub fn reference_capabilities() -> BTreeSet<String> {
-    crate::scenario::CAPABILITIES.iter().map(|(name, _)| name.to_string()).filter(|n| n != "sdk-host").collect()
+    let other_modes = ["sdk-host", crate::scenario::design::CODEX_EXEC];
+    crate::scenario::CAPABILITIES.iter().map(|(name, _)| name.to_string()).filter(|n| !other_modes.contains(&n.as_str())).collect()
 }
 
 /// Claimed capabilities the harness does not know.

@@ -9,7 +9,7 @@ use drivers::gateway::{Binding, ConsentKey, GatewayApproval};
 use drivers::{ApprovalPolicy, GlobalPolicy, McpServerSpec, Parts, ServerSet, SpecError};
 use serde_json::{json, Value};
 
-use crate::reference::{ReferenceDriver, Wiring};
+use crate::reference::{Mode, ReferenceDriver, Wiring};
 
 /// A known driver bug: the reference driver with one part swapped or one
 /// wiring fault switched on.
@@ -17,9 +17,9 @@ pub struct Mutant {
     pub name: &'static str,
     pub bug: &'static str,
     change: Change,
-    /// Varies the SDK host mode reference (`reference-claude-sdk`), not
-    /// the print mode one.
-    sdk: bool,
+    /// Which reference it varies: `reference` (app-server, print mode),
+    /// `reference-claude-sdk` or `reference-codex-exec`.
+    mode: Mode,
 }
 
 enum Change {
@@ -32,7 +32,7 @@ impl Mutant {
     /// A fresh broken driver.
     pub fn build(&self) -> ReferenceDriver {
         let driver = self.build_reference();
-        if self.sdk { driver.in_sdk_host_mode() } else { driver }
+        driver.in_mode(self.mode)
     }
 
     fn build_reference(&self) -> ReferenceDriver {
@@ -53,20 +53,20 @@ impl Mutant {
 }
 
 fn parts(name: &'static str, bug: &'static str, change: fn(&mut Parts)) -> Mutant {
-    Mutant { name, bug, change: Change::Parts(change), sdk: false }
+    Mutant { name, bug, change: Change::Parts(change), mode: Mode::Default }
 }
 
 fn wiring(name: &'static str, bug: &'static str, wiring: Wiring) -> Mutant {
-    Mutant { name, bug, change: Change::Wiring(wiring), sdk: false }
+    Mutant { name, bug, change: Change::Wiring(wiring), mode: Mode::Default }
 }
 
 fn both(name: &'static str, bug: &'static str, change: fn(&mut Parts), wiring: Wiring) -> Mutant {
-    Mutant { name, bug, change: Change::Both(change, wiring), sdk: false }
+    Mutant { name, bug, change: Change::Both(change, wiring), mode: Mode::Default }
 }
 
 /// A broken SDK host mode driver (Claude Code only, from 2.1.332).
 fn sdk_parts(name: &'static str, bug: &'static str, change: fn(&mut Parts)) -> Mutant {
-    Mutant { sdk: true, ..parts(name, bug, change) }
+    Mutant { mode: Mode::ClaudeSdk, ..parts(name, bug, change) }
 }
 
 /// Codex: accepts every elicitation, answers the rest as the reference does.
@@ -437,7 +437,31 @@ pub fn mutants() -> Vec<Mutant> {
                 };
             },
         ),
+        exec_parts("exec-drops-policy", "codex exec: leaves the per-tool policies out of the config, so approved tools fail under exec's `never`", |p| {
+            p.codex_config = config_without_policies;
+        }),
+        exec_parts("exec-full-access", "codex exec: runs with `--sandbox danger-full-access` so approved tools work, and with it every tool runs unasked", |p| {
+            p.codex_exec_args = |set, global| [drivers::codex::exec::exec_args(set, global), vec!["--sandbox".into(), "danger-full-access".into()]].concat();
+        }),
+        exec_parts("exec-untrusted", "codex exec: passes global `ask` as `-c approval_policy=\"untrusted\"`, which exec refuses from 0.149.0 (exit 1, nothing runs)", |p| {
+            p.codex_exec_args = |set, global| [drivers::codex::exec::exec_args(set, global), vec!["-c".into(), "approval_policy=\"untrusted\"".into()]].concat();
+        }),
+        exec_parts("exec-ignores-auto-approve", "codex exec: drops global `auto-approve`, so tools without a policy fail in the CLI instead of running", |p| {
+            p.codex_exec_args = |_, _| Vec::new();
+        }),
+        exec_parts("exec-server-wide-approve", "codex exec: approves every server's tools by default under global `ask` too, so tools without a policy run unasked", |p| {
+            p.codex_exec_args = |set, _| drivers::codex::exec::exec_args(set, GlobalPolicy::AutoApprove);
+        }),
+        Mutant {
+            mode: Mode::CodexExec,
+            ..wiring("exec-stale-resume", "codex exec: resume keeps the declarations of the first turn, so changed policies and rotated secrets never reach the next `exec resume`", Wiring { resume_is_noop: true, ..Wiring::default() })
+        },
     ]
+}
+
+/// A broken `codex exec` driver (`reference-codex-exec`).
+fn exec_parts(name: &'static str, bug: &'static str, change: fn(&mut Parts)) -> Mutant {
+    Mutant { mode: Mode::CodexExec, ..parts(name, bug, change) }
 }
 
 /// The name Codex shows the model for a tool: outside `[A-Za-z0-9_]`, `_`.

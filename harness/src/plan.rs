@@ -148,6 +148,8 @@ pub enum SkipReason {
     /// The scenario's version range excludes this version.
     OutOfRange { provider: &'static str, range: String },
     ProviderNotClaimed(&'static str),
+    /// The scenario says why a `codex exec` driver cannot play it.
+    NotInExec(String),
     CapabilitiesNotClaimed(Vec<String>),
     /// Only a fake can play it (e.g. a scripted provider request).
     NeedsFake(String),
@@ -162,6 +164,7 @@ impl fmt::Display for SkipReason {
         match self {
             SkipReason::OutOfRange { provider, range } => write!(f, "not applicable: needs {provider} {range}"),
             SkipReason::ProviderNotClaimed(p) => write!(f, "driver does not claim provider {p}"),
+            SkipReason::NotInExec(why) => write!(f, "not applicable to codex exec: {why}"),
             SkipReason::CapabilitiesNotClaimed(c) => write!(f, "driver does not claim: {}", c.join(", ")),
             SkipReason::NeedsFake(why) => write!(f, "{why}"),
             SkipReason::DriverVersions { provider, range } => write!(f, "driver supports only {provider} {range}"),
@@ -184,6 +187,9 @@ pub fn skip_reason(scenario: &Scenario, version: Option<Version>, capabilities: 
     let missing: Vec<String> = scenario.requires.iter().filter(|c| !capabilities.contains(*c)).cloned().collect();
     if !missing.is_empty() {
         return Some(SkipReason::CapabilitiesNotClaimed(missing));
+    }
+    if crate::scenario::design::Design::of(capabilities, scenario.provider) == crate::scenario::design::Design::Exec {
+        return scenario.not_in_exec.clone().map(SkipReason::NotInExec);
     }
     None
 }

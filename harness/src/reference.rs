@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use drivers::bridge::BridgeTool;
 use drivers::claude::ClaudeDriver;
 use drivers::claude_sdk::ClaudeSdkDriver;
+use drivers::codex::exec::CodexExecDriver;
 use drivers::codex::CodexDriver;
 use drivers::{ApprovalPolicy, BridgeSpec, GlobalPolicy, HostDecision, HostPrompt, Launch as DriverLaunch, McpServerSpec, Parts};
 use serde_json::Value;
@@ -21,6 +22,21 @@ use crate::scenario::HostAnswer;
 pub const FAIL_CLOSED: &str = "reference-fail-closed";
 /// The name of [`ReferenceDriver::claude_sdk`].
 pub const CLAUDE_SDK: &str = "reference-claude-sdk";
+/// The name of [`ReferenceDriver::codex_exec`].
+pub const CODEX_EXEC: &str = "reference-codex-exec";
+
+/// What the `codex exec` driver claims: Codex only, fail-closed by
+/// construction (exec asks nobody), a process per turn.
+const CODEX_EXEC_CAPABILITIES: &[&str] = &[
+    "codex",
+    crate::scenario::design::CODEX_EXEC,
+    "per-tool-approval",
+    "fingerprint",
+    "resume",
+    "call-scoped-servers",
+    "http-servers",
+    "secret-rotation",
+];
 
 /// What the SDK host driver claims: Claude Code only, prompts to the host.
 const CLAUDE_SDK_CAPABILITIES: &[&str] = &[
@@ -65,6 +81,7 @@ enum Session {
     Codex(CodexDriver),
     Claude(ClaudeDriver),
     ClaudeSdk(ClaudeSdkDriver),
+    CodexExec(CodexExecDriver),
     /// A provider the reference drives without per-tool policies only.
     Unsupported(String),
 }
@@ -75,9 +92,18 @@ pub struct ReferenceDriver {
     session: Session,
     wiring: Wiring,
     ever_scoped: Vec<ServerSpec>,
-    /// Drives Claude Code in SDK host mode ([`ClaudeSdkDriver`]) instead
-    /// of print mode, and nothing else.
-    claude_sdk: bool,
+    mode: Mode,
+}
+
+/// Which way of driving a provider a variant uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `codex app-server` and Claude Code's print mode.
+    Default,
+    /// Claude Code in SDK host mode ([`ClaudeSdkDriver`]), and nothing else.
+    ClaudeSdk,
+    /// `codex exec` ([`CodexExecDriver`]), and nothing else.
+    CodexExec,
 }
 
 impl ReferenceDriver {
@@ -94,16 +120,22 @@ impl ReferenceDriver {
     /// The reference design driving Claude Code as an Agent SDK does (one
     /// long-lived CLI, prompts as `can_use_tool`), for Claude Code only.
     pub fn claude_sdk() -> ReferenceDriver {
-        ReferenceDriver::variant(CLAUDE_SDK, Parts::reference(), Wiring::default()).in_sdk_host_mode()
+        ReferenceDriver::variant(CLAUDE_SDK, Parts::reference(), Wiring::default()).in_mode(Mode::ClaudeSdk)
+    }
+
+    /// The reference design driving `codex exec` as `@openai/codex-sdk`
+    /// does, for Codex only.
+    pub fn codex_exec() -> ReferenceDriver {
+        ReferenceDriver::variant(CODEX_EXEC, Parts::fail_closed(), Wiring::default()).in_mode(Mode::CodexExec)
     }
 
     pub fn variant(name: &str, parts: Parts, wiring: Wiring) -> ReferenceDriver {
-        ReferenceDriver { name: name.to_string(), parts, session: Session::None, wiring, ever_scoped: Vec::new(), claude_sdk: false }
+        ReferenceDriver { name: name.to_string(), parts, session: Session::None, wiring, ever_scoped: Vec::new(), mode: Mode::Default }
     }
 
-    /// This variant drives Claude Code in SDK host mode.
-    pub fn in_sdk_host_mode(mut self) -> ReferenceDriver {
-        self.claude_sdk = true;
+    /// This variant drives its provider in `mode`.
+    pub fn in_mode(mut self, mode: Mode) -> ReferenceDriver {
+        self.mode = mode;
         self
     }
 
@@ -159,8 +191,10 @@ impl Driver for ReferenceDriver {
     }
 
     fn capabilities(&self) -> BTreeSet<String> {
-        if self.claude_sdk {
-            return CLAUDE_SDK_CAPABILITIES.iter().map(|c| c.to_string()).collect();
+        match self.mode {
+            Mode::ClaudeSdk => return CLAUDE_SDK_CAPABILITIES.iter().map(|c| c.to_string()).collect(),
+            Mode::CodexExec => return CODEX_EXEC_CAPABILITIES.iter().map(|c| c.to_string()).collect(),
+            Mode::Default => {}
         }
         let mut caps = driver::reference_capabilities();
         if !self.parts.host_prompts {
@@ -170,9 +204,9 @@ impl Driver for ReferenceDriver {
     }
 
     fn provider_versions(&self) -> BTreeMap<String, VersionRange> {
-        match self.claude_sdk {
-            true => [("claude".to_string(), CLAUDE_SDK_VERSIONS.parse().expect("a valid range"))].into(),
-            false => BTreeMap::new(),
+        match self.mode {
+            Mode::ClaudeSdk => [("claude".to_string(), CLAUDE_SDK_VERSIONS.parse().expect("a valid range"))].into(),
+            Mode::Default | Mode::CodexExec => BTreeMap::new(),
         }
     }
 
@@ -184,8 +218,10 @@ impl Driver for ReferenceDriver {
     fn open(&mut self, launch: &Launch) -> Result<(), Failure> {
         let mut l = self.launch(launch)?;
         self.session = match launch.provider.as_str() {
-            "claude" if self.claude_sdk => Session::ClaudeSdk(ClaudeSdkDriver::new(self.parts)),
-            other if self.claude_sdk => return Err(Failure::new("unsupported", format!("{} drives only Claude Code, not {other}", self.name))),
+            "claude" if self.mode == Mode::ClaudeSdk => Session::ClaudeSdk(ClaudeSdkDriver::new(self.parts)),
+            other if self.mode == Mode::ClaudeSdk => return Err(Failure::new("unsupported", format!("{} drives only Claude Code, not {other}", self.name))),
+            "codex" if self.mode == Mode::CodexExec => Session::CodexExec(CodexExecDriver::new(self.parts)),
+            other if self.mode == Mode::CodexExec => return Err(Failure::new("unsupported", format!("{} drives only Codex, not {other}", self.name))),
             "codex" => Session::Codex(CodexDriver::new(self.parts)),
             "claude" => Session::Claude(ClaudeDriver::new(self.parts)),
             other => {
@@ -202,6 +238,7 @@ impl Driver for ReferenceDriver {
             Session::Codex(d) => d.open(l).map_err(failure),
             Session::Claude(d) => d.open(l).map_err(failure),
             Session::ClaudeSdk(d) => d.open(l).map_err(failure),
+            Session::CodexExec(d) => d.open(l).map_err(failure),
             // The reference only checks these providers' declarations; it
             // starts their CLI only to show a downgrade would have launched.
             Session::Unsupported(_) => {
@@ -228,6 +265,7 @@ impl Driver for ReferenceDriver {
             Session::Codex(d) => d.turn(prompt, specs, &mut bridge),
             Session::Claude(d) => d.turn(prompt, specs, &mut bridge),
             Session::ClaudeSdk(d) => d.turn(prompt, specs, &mut bridge),
+            Session::CodexExec(d) => d.turn(prompt, specs),
             Session::Unsupported(p) => return Err(Failure::new("unsupported", format!("the reference driver does not drive {p}"))),
             Session::None => return Err(Failure::new("not-open", "open() first")),
         }
@@ -269,6 +307,7 @@ impl Driver for ReferenceDriver {
             }
             Session::Claude(d) => d.resume(l).map_err(failure),
             Session::ClaudeSdk(d) => d.resume(l).map_err(failure),
+            Session::CodexExec(d) => d.resume(l).map_err(failure),
             _ => Ok(()),
         }
     }

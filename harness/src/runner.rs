@@ -56,7 +56,7 @@ pub fn run_with(scenario: &Scenario, target: impl Into<Target>, driver: &mut dyn
     }
     let mut obs = trial::run(scenario, target, driver, fakes);
     // Judged as the driver's prompt design has it; played as written.
-    let expected = design::expectations(scenario, Design::of(&capabilities));
+    let expected = design::expectations(scenario, Design::of(&capabilities, scenario.provider));
     let mut verdict = verdict::judge(&expected, version, &obs);
     verdict.redact(&obs.run.secrets);
     let stderr = verdict

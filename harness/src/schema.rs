@@ -120,8 +120,17 @@ pub fn check_transcript(version: &str, transcript: &[Value]) -> Vec<String> {
     // (provider process, server request id), as JSON text -> method: each
     // relaunched app-server numbers its requests from 0 again.
     let mut asked: HashMap<(String, String), String> = HashMap::new();
+    // `codex exec` speaks JSONL events, not the app-server protocol.
+    let exec: BTreeSet<String> = transcript
+        .iter()
+        .filter(|e| e["event"] == "launch" && fakes::codex::exec::is_exec_launch(e))
+        .map(|e| e["pid"].to_string())
+        .collect();
     for line in transcript {
         let Some(dir @ ("s2c" | "c2s")) = line.get("dir").and_then(Value::as_str) else { continue };
+        if exec.contains(&fakes::wire::process_of(line).to_string()) {
+            continue;
+        }
         let msg = &line["msg"];
         let mut found = Vec::new();
         let process = fakes::wire::process_of(line).to_string();

@@ -3,7 +3,7 @@
 
 use crate::driver::{Driver, Failure};
 use crate::mutants::mutants;
-use crate::reference::{ReferenceDriver, CLAUDE_SDK, FAIL_CLOSED};
+use crate::reference::{ReferenceDriver, CLAUDE_SDK, CODEX_EXEC, FAIL_CLOSED};
 use crate::command::FakeCommand;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +26,10 @@ impl DriverSource {
 
     pub fn claude_sdk() -> DriverSource {
         DriverSource::Builtin(CLAUDE_SDK.into())
+    }
+
+    pub fn codex_exec() -> DriverSource {
+        DriverSource::Builtin(CODEX_EXEC.into())
     }
 
     pub fn mutant(name: &str) -> DriverSource {
@@ -60,6 +64,7 @@ impl DriverSource {
             "reference" => Ok(Box::new(ReferenceDriver::new())),
             FAIL_CLOSED => Ok(Box::new(ReferenceDriver::fail_closed())),
             CLAUDE_SDK => Ok(Box::new(ReferenceDriver::claude_sdk())),
+            CODEX_EXEC => Ok(Box::new(ReferenceDriver::codex_exec())),
             _ => {
                 let wanted = name.strip_prefix("mutant:").unwrap_or(name);
                 mutants()

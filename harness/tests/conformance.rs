@@ -1,6 +1,6 @@
 //! `cargo test -p harness`: every scenario against the reference driver (as
-//! written, fail-closed: refusing every prompt itself, and driving Claude
-//! Code in SDK host mode) on every measured provider version it drives, and every scenario against the mutants it
+//! written, fail-closed: refusing every prompt itself, driving Claude
+//! Code in SDK host mode, and driving `codex exec`) on every measured provider version it drives, and every scenario against the mutants it
 //! names in `caught_by`, which must fail it, and every scenario through the
 //! example shims under examples/ (the codex-app-server-sdk one only where its
 //! venv exists: examples/codex-app-server-sdk/setup.sh, or
@@ -66,6 +66,7 @@ fn main() {
     trials.extend(planned_trials("", DriverSource::reference(), &scenarios));
     trials.extend(planned_trials("fail-closed::", DriverSource::fail_closed(), &scenarios));
     trials.extend(planned_trials("claude-sdk::", DriverSource::claude_sdk(), &scenarios));
+    trials.extend(planned_trials("codex-exec::", DriverSource::codex_exec(), &scenarios));
     for scenario in &scenarios {
         for mutant in &scenario.caught_by {
             let s = Arc::clone(scenario);
@@ -128,12 +129,17 @@ fn coverage_page_is_current(dir: &Path, scenarios: &[Scenario]) -> Trial {
     })
 }
 
-/// The reference driver (and for Claude Code its SDK host mode one), and
+/// The reference driver (and the one driving Claude Code's SDK host mode,
+/// or `codex exec`), and
 /// each mutant the scenario names, get the same verdict through the shim
 /// protocol as in process, on every version.
 fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
-    let sdk = (s.provider == harness::scenario::Provider::Claude).then(|| harness::reference::CLAUDE_SDK.to_string());
-    let variants = std::iter::once("reference".to_string()).chain(sdk).chain(s.caught_by.iter().map(|m| format!("mutant:{m}")));
+    let other_mode = match s.provider {
+        harness::scenario::Provider::Claude => Some(harness::reference::CLAUDE_SDK.to_string()),
+        harness::scenario::Provider::Codex => Some(harness::reference::CODEX_EXEC.to_string()),
+        _ => None,
+    };
+    let variants = std::iter::once("reference".to_string()).chain(other_mode).chain(s.caught_by.iter().map(|m| format!("mutant:{m}")));
     let mut diffs = Vec::new();
     for variant in variants {
         for version in plan::versions(s.provider) {

@@ -8,6 +8,7 @@
 //! was launched with still matches.
 
 pub mod elicitation;
+pub mod exec;
 pub mod projection;
 pub mod respond;
 

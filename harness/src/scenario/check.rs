@@ -72,6 +72,7 @@ pub fn check(s: &Scenario) -> Result<(), Problem> {
         one_of("provider_saw.approval_policy".into(), p, APPROVAL_POLICIES)?;
     }
     gateway(s)?;
+    exec(s)?;
     if let Some(&n) = design::missing_fail_closed(s).first() {
         return fail(
             format!("steps[{}]", n - 1),
@@ -237,6 +238,26 @@ fn steps(s: &Scenario) -> Result<(), Problem> {
 }
 
 /// A step only an SDK host can play: the scenario must say so, so that
+/// A `codex exec` driver has no client for the provider's requests: a Codex
+/// scenario that has them says why exec skips it, and one only exec drivers
+/// play has none.
+fn exec(s: &Scenario) -> Result<(), Problem> {
+    let for_exec = s.requires.iter().any(|r| r == design::CODEX_EXEC);
+    let requests = s.steps.iter().position(|st| matches!(st, Step::Request { .. } | Step::RawRequest { .. }));
+    match (&s.not_in_exec, for_exec) {
+        (Some(_), _) if s.provider != Provider::Codex => fail("not_in_exec", "only Codex has an exec mode"),
+        (Some(_), true) => fail("not_in_exec", "a scenario that requires \"codex-exec\" is played in exec"),
+        (Some(why), false) if why.trim().is_empty() => fail("not_in_exec", "say why exec cannot play it"),
+        (None, true) if s.provider != Provider::Codex => fail("requires", "\"codex-exec\" is a Codex mode"),
+        (None, true) if requests.is_some() => fail(format!("steps[{}]", requests.unwrap_or(0)), "codex exec has no client to send requests to"),
+        (None, false) if s.provider == Provider::Codex && requests.is_some() => fail(
+            format!("steps[{}]", requests.unwrap_or(0)),
+            "codex exec has no client to send this request to: say why exec drivers skip the scenario in `not_in_exec`",
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// other drivers skip it rather than fail it.
 fn need_sdk_host(s: &Scenario, at: &str) -> Result<(), Problem> {
     if s.requires.iter().any(|r| r == "sdk-host") {

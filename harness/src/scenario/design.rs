@@ -10,6 +10,14 @@
 //!   (empty answers, or a refusal: Codex answers the tool with no answers
 //!   when the client replies with an error).
 //!
+//! - exec (`codex-exec` claimed, on Codex): a driver of `codex exec`, which
+//!   has no client to ask and runs every turn under approval policy `never`
+//!   whatever it is told. Nobody is prompted: what a fail-closed driver
+//!   would settle alone must run from the config the driver passes (a
+//!   per-tool `approve`, a server-wide `approve` under `auto-approve`), and
+//!   every call it would refuse fails in the CLI (cancelled before 0.148.0,
+//!   denied under `never` from then on), with nothing reaching the server.
+//!
 //! A scenario is written for the first design. For the second, the rules
 //! below derive what follows from the design alone; a step whose outcome
 //! differs beyond that (the host would have accepted; Claude Code, where a
@@ -24,6 +32,12 @@ use super::{HostAnswer, Provider, RequestKind, Scenario, Step, ToolCallExpect};
 
 /// The capability of a driver that brings prompts to its host.
 pub const HOST_PROMPTS: &str = "host-prompts";
+/// The capability of a driver of `codex exec`.
+pub const CODEX_EXEC: &str = "codex-exec";
+/// Expected `model_saw` of a call `codex exec` fails itself: any of
+/// [`DENIED_IN_CLI_SEEN`], whichever the version says.
+pub const DENIED_IN_CLI: &str = "denied-in-cli";
+const DENIED_IN_CLI_SEEN: &[&str] = &["denied-never", "cancelled"];
 
 /// Expected `answer` of a fail-closed refusal: any of [`REFUSALS`].
 pub const REFUSED: &str = "refused";
@@ -42,11 +56,14 @@ const NO_ANSWERS_MET_BY: &[&str] = &["empty-answers", "error"];
 pub enum Design {
     HostPrompts,
     FailClosed,
+    Exec,
 }
 
 impl Design {
-    pub fn of(capabilities: &BTreeSet<String>) -> Design {
-        if capabilities.contains(HOST_PROMPTS) {
+    pub fn of(capabilities: &BTreeSet<String>, provider: Provider) -> Design {
+        if provider == Provider::Codex && capabilities.contains(CODEX_EXEC) {
+            Design::Exec
+        } else if capabilities.contains(HOST_PROMPTS) {
             Design::HostPrompts
         } else {
             Design::FailClosed
@@ -86,7 +103,28 @@ pub fn expectations(scenario: &Scenario, design: Design) -> Cow<'_, Scenario> {
             _ => {}
         }
     }
+    if design == Design::Exec {
+        for step in &mut out.steps {
+            if let Step::ToolCall { expect, .. } = step {
+                settled_in_cli(expect);
+            }
+        }
+    }
     Cow::Owned(out)
+}
+
+/// A fail-closed expectation as `codex exec` meets it: no prompt, and so no
+/// answer to check; a call the driver would refuse fails in the CLI.
+fn settled_in_cli(expect: &mut ToolCallExpect) {
+    let refused = expect.answer.as_deref() == Some(REFUSED);
+    if expect.prompted == Some(true) {
+        expect.prompted = Some(false);
+    }
+    expect.answer = None;
+    expect.persisted = None;
+    if refused && expect.model_saw.is_some() {
+        expect.model_saw = Some(DENIED_IN_CLI.into());
+    }
 }
 
 /// The host is never asked; a refusal may take any form.
@@ -146,6 +184,7 @@ pub fn missing_fail_closed(scenario: &Scenario) -> Vec<usize> {
 pub fn meets(expected: &str, actual: &str, refusals: &[&str]) -> bool {
     expected == actual
         || expected == REFUSED && refusals.contains(&actual)
+        || expected == DENIED_IN_CLI && DENIED_IN_CLI_SEEN.contains(&actual)
         || expected == NO_ANSWERS && NO_ANSWERS_MET_BY.contains(&actual)
 }
 
@@ -182,7 +221,8 @@ mod tests {
     #[test]
     fn a_fail_closed_driver_may_refuse_user_input_but_never_invent_answers() {
         let user_input = "\n[[steps]]\nkind = \"request\"\nrequest = \"user_input\"\nexpect = { host_asked = false, answer = \"empty-answers\" }\n";
-        let s = scenario(DECLINED, user_input);
+        let text = crate::scenario::sample("read_file", "prompt", DECLINED, user_input).replace("[policy]", "not_in_exec = \"requests\"\n[policy]");
+        let s = Scenario::parse(Path::new("t.toml"), &text).unwrap();
         let answer = |d| match &expectations(&s, d).steps[1] {
             Step::Request { expect, .. } => expect.answer.clone(),
             other => panic!("{other:?}"),
@@ -191,6 +231,22 @@ mod tests {
         assert_eq!(answer(Design::HostPrompts).as_deref(), Some("empty-answers"));
         assert!(meets(NO_ANSWERS, "error", REFUSALS) && meets(NO_ANSWERS, "empty-answers", REFUSALS));
         assert!(!meets(NO_ANSWERS, "answered", REFUSALS) && !meets(NO_ANSWERS, "malformed", REFUSALS));
+    }
+
+    #[test]
+    fn exec_prompts_nobody_and_fails_refused_calls_in_the_cli() {
+        let s = scenario(DECLINED, "");
+        let e = tool_expect(&expectations(&s, Design::Exec), 0);
+        assert_eq!((e.prompted, e.host_asked, e.answer.as_deref(), e.persisted), (Some(false), Some(false), None, None));
+        assert_eq!((e.model_saw.as_deref(), e.server_calls), (Some(DENIED_IN_CLI), Some(0)));
+        assert!(meets(DENIED_IN_CLI, "denied-never", REFUSAL_SEEN) && meets(DENIED_IN_CLI, "cancelled", REFUSAL_SEEN));
+        assert!(!meets(DENIED_IN_CLI, "rejected", REFUSAL_SEEN) && !meets(DENIED_IN_CLI, "result", REFUSAL_SEEN));
+        // What a fail-closed driver accepts itself must run from the config.
+        let auto = scenario("{ prompted = true, host_asked = false, answer = \"accept\", server_calls = 1 }", "");
+        let e = tool_expect(&expectations(&auto, Design::Exec), 0);
+        assert_eq!((e.prompted, e.answer.as_deref(), e.server_calls), (Some(false), None, Some(1)));
+        let exec: BTreeSet<String> = [CODEX_EXEC.to_string()].into();
+        assert_eq!((Design::of(&exec, Provider::Codex), Design::of(&exec, Provider::Claude)), (Design::Exec, Design::FailClosed));
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub const CAPABILITIES: &[(&str, &str)] = &[
     ("secret-rotation", "takes a rotated bearer secret on resume"),
     ("bridge", "bridges the host's own tools to the provider as an MCP server"),
     ("gateway", "runs gateway tools bound to catalog rows, with approval interrupts and OAuth consent"),
+    ("codex-exec", "drives Codex through `codex exec --json`, a process per turn and `exec resume` after the first (as `@openai/codex-sdk` does); judged as exec: nobody is prompted, the CLI settles every call from its config"),
     ("sdk-host", "drives the provider's SDK control protocol: hands an accepted call the input the host edited, stops the turn when the host cancels a prompt, changes the permission mode between turns"),
 ];
 
@@ -82,6 +83,10 @@ pub struct Scenario {
     pub gateway: Option<GatewayDecl>,
     #[serde(default)]
     pub steps: Vec<Step>,
+    /// Why a `codex exec` driver cannot play this Codex scenario; such a
+    /// driver skips it with this reason.
+    #[serde(default)]
+    pub not_in_exec: Option<String>,
     #[serde(skip)]
     pub path: PathBuf,
     /// Line and column of `id` and of each `caught_by` entry, for the

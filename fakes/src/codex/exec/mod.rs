@@ -144,6 +144,25 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
     0
 }
 
+/// Whether a transcript's launch record is of a `codex exec` process: the
+/// fake says so, a relayed real CLI's argv has `exec` as its subcommand
+/// (after any `-c`/`--config` pairs).
+pub fn is_exec_launch(launch: &Value) -> bool {
+    if launch["command"] == "exec" {
+        return true;
+    }
+    let argv: Vec<&str> = launch["argv"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let mut i = 0;
+    while i < argv.len() {
+        match argv[i] {
+            "-c" | "--config" => i += 2,
+            flag if flag.starts_with('-') => i += 1,
+            sub => return sub == "exec",
+        }
+    }
+    false
+}
+
 /// No prompt argument and nothing on stdin.
 const NO_PROMPT: &str = "No prompt provided via stdin.";
 /// Outside a git work tree without `--skip-git-repo-check` (a directory
