@@ -68,9 +68,15 @@ impl Run {
 
     /// `codex exec ARGS` with `prompt` on stdin.
     fn exec(&self, args: &[&str], prompt: &str) -> Exit {
+        self.exec_under(&[], args, prompt)
+    }
+
+    /// `codex ROOT exec ARGS`: `root` holds root-level flags such as `-c`.
+    fn exec_under(&self, root: &[&str], args: &[&str], prompt: &str) -> Exit {
         let mut child = Command::new(FAKE_CODEX)
             .arg("--run")
             .arg(self.dir.join("script.json"))
+            .args(root)
             .arg("exec")
             .args(args)
             .env("CODEX_HOME", self.dir.join("home"))
@@ -333,6 +339,23 @@ fn bad_input_errors_as_the_real_cli() {
     let x = run.exec(&["--json", "-c", "foo"], "p");
     assert_eq!((x.code, x.stderr.trim()), (1, "Error parsing -c overrides: Invalid override (missing '='): foo"));
     assert_eq!(run.server_calls(), 0);
+}
+
+/// `codex -c A exec -c B`: through 0.163.0 B replaces A, from 0.164.0
+/// both apply (bisected on the real releases; the model name in the
+/// metadata warning shows which config won).
+#[test]
+fn exec_level_overrides_replace_root_ones_through_0_163_0() {
+    for (version, kept) in [("0.146.0", false), ("0.153.4", false), ("0.171.0", true)] {
+        let run = Run::new(version, &[&["plain"]]);
+        let root = ["-c", "model=\"root-model\""];
+        let sdk = ["--json", "--skip-git-repo-check", "--cd"];
+        let work = run.dir.join("work").display().to_string();
+        let with = run.exec_under(&root, &[&sdk[..], &[work.as_str(), "-c", "show_raw_agent_reasoning=false"]].concat(), "p");
+        let without = run.exec_under(&root, &[&sdk[..], &[work.as_str()]].concat(), "p");
+        let model = |x: &Exit| x.events[1]["item"]["message"].as_str().unwrap_or("").contains("`root-model`");
+        assert_eq!((model(&with), model(&without)), (kept, true), "{version}: {}", with.stdout);
+    }
 }
 
 /// tools/call `_meta` keys and turn-metadata keys per version, as measured

@@ -203,6 +203,15 @@ impl Profile {
         self.version.at_least(0, 149, 0)
     }
 
+    /// `codex [-c ...] exec -c ...`: up to 0.163.0 the exec subcommand's own
+    /// `-c` pairs replace the root-level ones; from 0.164.0 both apply.
+    /// Bisected over the registry's releases 0.153.4 to 0.171.0 (0.160.0,
+    /// 0.162.0, 0.162.1, 0.163.0 drop the root ones; 0.164.0 and 0.171.0
+    /// keep them), 2026-12-03; 0.146.0 to 0.153.4 drop them too.
+    pub fn exec_overrides_replace_root(&self) -> bool {
+        !self.version.at_least(0, 164, 0)
+    }
+
     /// exec's `x-codex-turn-metadata` names `turn_trigger: "exec"` in
     /// 0.171.0 (not in 0.153.4); `thread_source: "user"` in every measured
     /// version (0.146.0 to 0.171.0, measured 2026-12-03).

@@ -286,11 +286,14 @@ pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
     }
     let mut outcomes = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
-        let Step::ToolCall { server, tool, .. } = step else { continue };
+        let Step::ToolCall { server, tool, arguments, .. } = step else { continue };
         let call_id = format!("call_{i}");
         let (process, prompt, reply, item) = match call_in_wire(&wire, &call_id) {
             Some(c) => (c.process, c.prompt, c.reply, Some(c.item)),
-            None => (Value::Null, None, None, None),
+            None => match exec_item(&wire, server.trim(), tool.trim(), &super::setup::call_arguments(i, arguments.as_ref())) {
+                Some((process, item)) => (process, None, None, Some(item)),
+                None => (Value::Null, None, None, None),
+            },
         };
         let answer = reply.map(|r| classify_elicitation_reply(&r["msg"]));
         let persist = reply.and_then(|r| r["msg"].pointer("/result/_meta/persist").cloned()).unwrap_or(Value::Null);
@@ -339,6 +342,17 @@ fn call_in_wire<'a>(wire: &'a [Value], call_id: &str) -> Option<WireCall<'a>> {
         own[k..].iter().copied().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == *id && e["msg"].get("method").is_none())
     });
     Some(WireCall { item: own[completed]["msg"]["params"]["item"].clone(), process, prompt, reply })
+}
+
+/// A `codex exec` call: its completed `mcp_tool_call` event. exec's item
+/// ids do not carry the model's call id, so the call is found by server,
+/// tool and the step's own arguments.
+fn exec_item(wire: &[Value], server: &str, tool: &str, arguments: &Value) -> Option<(Value, Value)> {
+    wire.iter().find_map(|e| {
+        let item = &e["msg"]["item"];
+        let this = e["dir"] == "s2c" && e["msg"]["type"] == "item.completed" && item["type"] == "mcp_tool_call";
+        (this && item["server"] == server && item["tool"] == tool && item["arguments"] == *arguments).then(|| (process_of(e), item.clone()))
+    })
 }
 
 fn classify_elicitation_reply(msg: &Value) -> &'static str {

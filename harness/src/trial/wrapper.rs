@@ -41,11 +41,21 @@ pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, cod
     let provider = format!(
         "model_providers.mock={{name=\"mock\",base_url=\"{model_base}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}"
     );
-    let mut args = relayed(transcript, codex);
-    for c in ["model_provider=\"mock\"", "model=\"mock-model\"", &provider] {
-        args.extend(["-c".to_string(), c.to_string()]);
-    }
-    write_exec_script(path, "export MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\n", relay, &args)
+    let overrides: Vec<String> =
+        ["model_provider=\"mock\"", "model=\"mock-model\"", &provider].iter().flat_map(|c| ["-c".to_string(), c.to_string()]).collect();
+    let mut line = vec![shell_quote(&relay.program.display().to_string())];
+    line.extend(relay.prefix.iter().chain(&relayed(transcript, codex)).map(|a| shell_quote(a)));
+    let (line, overrides) = (line.join(" "), overrides.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "));
+    // `codex exec -c ...` drops the root-level `-c` pairs through 0.163.0, so
+    // for exec ours go after the subcommand, beside the driver's.
+    install(
+        path,
+        &format!(
+            "#!/bin/sh\nexport MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\n\
+             if [ \"$1\" = exec ]; then shift; exec {line} exec {overrides} \"$@\"; fi\n\
+             exec {line} {overrides} \"$@\"\n"
+        ),
+    )
 }
 
 /// A real Claude Code binary, the mock model's base URL, the HOME to

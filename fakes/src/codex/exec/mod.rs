@@ -41,8 +41,11 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
     }
     let rec = Recorder::open(&script.transcript).unwrap_or_else(|_| Recorder::none()).for_process(std::process::id());
     let env: BTreeMap<String, String> = std::env::vars().collect();
-    let mut overrides = global_overrides;
-    overrides.append(&mut a.overrides);
+    let overrides = if profile.exec_overrides_replace_root() && !a.overrides.is_empty() {
+        std::mem::take(&mut a.overrides)
+    } else {
+        [global_overrides, std::mem::take(&mut a.overrides)].concat()
+    };
     rec.record(&json!({"event": "launch", "pid": std::process::id(), "version": profile.version.to_string(),
                        "command": "exec", "argv": argv, "overrides": overrides, "codex_home_set": env.contains_key("CODEX_HOME")}));
     let fail = |code: i32, text: String| {
