@@ -124,6 +124,6 @@ fn proxy_driver_servers(args: &[String], own: &[String], rec: &Arc<OnceLock<Reco
     Ok((out, proxies))
 }
 
-fn parse(line: &str) -> Value {
+pub(crate) fn parse(line: &str) -> Value {
     serde_json::from_str(line).unwrap_or_else(|_| json!({"_text": line}))
 }

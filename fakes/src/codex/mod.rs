@@ -63,7 +63,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         return 0;
     }
     if let Some(exec_argv) = exec_argv {
-        return exec::run(profile::Profile { version }, script, overrides, &exec_argv);
+        return exec::run(profile::Profile { version }, script, overrides, &exec_argv, &argv);
     }
     if subcommand.is_none() {
         return usage("this fake only implements `codex app-server` and `codex exec --json`");

@@ -26,8 +26,9 @@ use crate::mcp_client::McpConnection;
 use crate::script::{Action, Script};
 use crate::wire::Recorder;
 
-/// Runs `codex [-c ...] exec ARGV`; returns the exit code.
-pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv: &[String]) -> i32 {
+/// Runs `codex [-c ...] exec ARGV` (`cli`: the whole command line); returns
+/// the exit code.
+pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv: &[String], cli: &[String]) -> i32 {
     let mut a = match args::parse(argv) {
         Ok(a) => a,
         Err((text, code)) => {
@@ -47,7 +48,7 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
         [global_overrides, std::mem::take(&mut a.overrides)].concat()
     };
     rec.record(&json!({"event": "launch", "pid": std::process::id(), "version": profile.version.to_string(),
-                       "command": "exec", "argv": argv, "overrides": overrides, "codex_home_set": env.contains_key("CODEX_HOME")}));
+                       "command": "exec", "argv": cli, "overrides": overrides, "codex_home_set": env.contains_key("CODEX_HOME")}));
     let fail = |code: i32, text: String| {
         eprintln!("{text}");
         rec.record(&json!({"event": "exit", "code": code, "reason": text}));
@@ -85,9 +86,11 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
     // terminal, "Reading additional input from stdin...". Either reads
     // stdin to EOF. How the extra input joins the prompt was not measured,
     // so the fake records it apart.
+    // Each stdin line is recorded as the relay records a real CLI's.
     let read_stdin = || {
         let mut text = String::new();
         let _ = std::io::stdin().read_to_string(&mut text);
+        text.lines().for_each(|line| rec.record(&json!({"dir": "c2s", "msg": crate::relay::parse(line)})));
         text
     };
     let (prompt, extra) = match a.prompt.as_deref() {
@@ -103,7 +106,7 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
             (read_stdin(), None)
         }
     };
-    rec.record(&json!({"dir": "c2s", "msg": {"prompt": prompt, "additional_input": extra, "images": a.images}}));
+    rec.record(&json!({"event": "exec_input", "prompt": prompt, "additional_input": extra, "images": a.images}));
     // Both checked after stdin is read, the prompt first (measured on
     // 0.146.0 and 0.171.0 with an empty stdin; whitespace is taken as empty).
     if prompt.trim().is_empty() {
@@ -227,6 +230,12 @@ impl Player<'_> {
         self.ev.emit(json!({"type": "item.started", "item": tool_item(&id, server, tool, arguments, Value::Null, Value::Null, "in_progress")}));
         let mode = self.settings.mcp_servers.get(server).map(|s| s.mode_for(tool)).unwrap_or(config::ApprovalMode::Auto);
         let decision = outcome::decide(&self.profile, &self.sandbox, mode, annotations.as_ref());
+        // Before 0.148.0 exec asks for the approval and cancels it at once:
+        // the turn has asked for user input (its later calls' turn metadata
+        // say so, measured on 0.146.0).
+        if decision == ExecDecision::Fail(profile::CANCELLED) {
+            self.meta.asked_user();
+        }
         let (result, mcp_result) = match decision {
             ExecDecision::Fail(msg) => (Outcome::Failed(msg.into()), Value::Null),
             ExecDecision::Run => self.run_tool(&call_id, server, tool, arguments),

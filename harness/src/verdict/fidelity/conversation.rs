@@ -83,12 +83,21 @@ pub fn provider(transcript: &[Value]) -> Vec<Segment> {
 /// `--mcp-config`) is shown as that object, so it is compared field by field.
 fn driver_argv(argv: &Value) -> Value {
     let args: Vec<&Value> = argv.as_array().map(|a| a.iter().collect()).unwrap_or_default();
+    // The wrapper's pairs come first, or right after `exec` (whose own `-c`
+    // would drop root-level ones).
+    let ours = |i: usize| args[i] == "-c" && args.get(i + 1).and_then(|a| a.as_str()).is_some_and(|o| WRAPPER_OPTIONS.iter().any(|w| o.starts_with(w)));
+    let mut kept = Vec::new();
     let mut i = 0;
-    while i + 1 < args.len() && args[i] == "-c" && args[i + 1].as_str().is_some_and(|o| WRAPPER_OPTIONS.iter().any(|w| o.starts_with(w))) {
-        i += 2;
+    while i < args.len() {
+        if ours(i) && kept.iter().all(|a: &&Value| *a == "exec") {
+            i += 2;
+        } else {
+            kept.push(args[i]);
+            i += 1;
+        }
     }
     let parsed = |a: &Value| a.as_str().filter(|s| s.starts_with('{')).and_then(|s| serde_json::from_str::<Value>(s).ok()).filter(Value::is_object);
-    Value::Array(args[i..].iter().map(|a| parsed(a).unwrap_or_else(|| (*a).clone())).collect())
+    Value::Array(kept.iter().map(|a| parsed(a).unwrap_or_else(|| (*a).clone())).collect())
 }
 
 /// An MCP server's recording: a new segment at each server start and each
