@@ -197,6 +197,7 @@ class Driver {
     }
     const calls = [];
     let failure = null;
+    let completed = false;
     try {
       const { events } = await thread.runStreamed(prompt);
       for await (const event of events) {
@@ -205,6 +206,7 @@ class Driver {
           calls.push({ call_id: it.id, server: it.server, tool: it.tool, status: it.status });
         }
         if (event.type === "turn.failed") failure = event.error?.message ?? "turn failed";
+        if (event.type === "turn.completed") completed = true;
       }
     } catch (e) {
       throw new DriverError("provider-exited", this.scrub(String(e?.message ?? e)));
@@ -213,6 +215,8 @@ class Driver {
       if (thread !== this.thread && !this.thread.id && thread.id) this.thread = this.codex.resumeThread(thread.id, this.threadOptions());
     }
     if (failure) throw new DriverError("provider-rejected", this.scrub(failure));
+    // The package returns an empty turn from a CLI that said nothing.
+    if (!completed) throw new DriverError("provider-exited", "codex exec ended without completing the turn");
     return { tool_calls: calls, bridged: [] };
   }
 
@@ -226,6 +230,16 @@ class Driver {
 // ---- the protocol loop ------------------------------------------------------
 
 const write = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
+// The harness gone: nothing left to answer.
+process.stdout.on("error", () => process.exit(0));
+// The package writes the prompt to exec's stdin with no 'error' listener: a
+// CLI that exits before reading it (EPIPE) would kill this process. The turn
+// still fails properly, with the exit code, from the package's own check.
+process.on("uncaughtException", (e) => {
+  if (e?.code === "EPIPE") return void process.stderr.write(`codex exec did not read its prompt: ${e.message}\n`);
+  process.stderr.write(`${e?.stack ?? e}\n`);
+  process.exit(1);
+});
 const driver = new Driver();
 
 async function handle(msg) {
@@ -264,4 +278,4 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       write({ jsonrpc: "2.0", id: msg.id, error: { code: 1, message: driver.scrub(String(e?.message ?? e)), data: { kind } } });
     }
   });
-}).on("close", () => process.exit(0));
+}).on("close", () => queue.then(() => process.exit(0)));
