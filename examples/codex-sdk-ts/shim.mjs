@@ -220,10 +220,11 @@ class Driver {
     return { tool_calls: calls, bridged: [] };
   }
 
-  /** The package quotes exec's whole stderr: no secret value leaves here. */
+  /** The package quotes all of exec's stderr: no secret value leaves here. */
   scrub(text) {
     for (const v of Object.values(this.launch?.secrets ?? {})) if (v) text = text.split(v).join("[secret]");
-    return text.length > 4000 ? `${text.slice(0, 4000)}...` : text;
+    // Its head says the exit code, its tail why.
+    return text.length > 4000 ? `${text.slice(0, 200)} ... ${text.slice(-3000)}` : text;
   }
 }
 
