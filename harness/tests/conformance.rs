@@ -6,7 +6,8 @@
 //! venv exists: examples/codex-app-server-sdk/setup.sh, or
 //! $CODEX_APP_SERVER_SDK_PYTHON; the claude-agent-sdk-ts one only where its
 //! setup.sh installed the package; the claude-agent-sdk-py one only where its
-//! venv exists, or $CLAUDE_AGENT_SDK_PY_PYTHON). Discovery and fan-out live
+//! venv exists, or $CLAUDE_AGENT_SDK_PY_PYTHON; the codex-sdk-ts one only
+//! where its setup.sh installed the package). Discovery and fan-out live
 //! here; policy lives in the library.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -193,7 +194,28 @@ fn example_shims(scenarios: &[Arc<Scenario>]) -> Vec<ExampleShim> {
         ExampleShim { label: "codex-app-server-sdk", shim: sdk, absent: SDK_ABSENT },
         ExampleShim { label: "claude-agent-sdk-ts", shim: ts, absent: TS_SDK_ABSENT },
         ExampleShim { label: "claude-agent-sdk-py", shim: py, absent: PY_SDK_ABSENT },
+        ExampleShim { label: "codex-sdk-ts", shim: codex_sdk_ts(&examples.join("codex-sdk-ts"), &known), absent: CODEX_TS_SDK_ABSENT },
     ]
+}
+
+const CODEX_TS_SDK_NODE: &str = "CODEX_SDK_TS_NODE";
+const CODEX_TS_SDK_ABSENT: &str = "no @openai/codex-sdk under examples/codex-sdk-ts: run its setup.sh \
+    (needs node >= 18 and npm), or set CODEX_SDK_TS_NODE to the node to run shim.mjs with";
+
+/// examples/codex-sdk-ts/shim.mjs and its baseline, once setup.sh installed
+/// the package there: run with $CODEX_SDK_TS_NODE (an error if it names
+/// nothing), else `node` on PATH.
+fn codex_sdk_ts(dir: &Path, known: &BTreeSet<String>) -> Result<Option<(Vec<String>, ExpectedFailures)>, String> {
+    if !dir.join("node_modules/@openai/codex-sdk/package.json").exists() {
+        return Ok(None);
+    }
+    let node = match std::env::var_os(CODEX_TS_SDK_NODE).filter(|n| !n.is_empty()) {
+        Some(n) if Path::new(&n).exists() => Some(PathBuf::from(n)),
+        Some(n) => return Err(format!("{CODEX_TS_SDK_NODE}={} does not exist", Path::new(&n).display())),
+        None => std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).map(|d| d.join("node")).find(|n| n.is_file()),
+    };
+    let expected = ExpectedFailures::load(&dir.join("expected-failures.txt"), known)?;
+    Ok(node.map(|n| (vec![n.display().to_string(), dir.join("shim.mjs").display().to_string()], expected)))
 }
 
 /// One trial per scenario for each example shim.

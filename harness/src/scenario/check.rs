@@ -219,6 +219,11 @@ fn steps(s: &Scenario) -> Result<(), Problem> {
                     }
                 }
                 labels.insert(label.clone());
+                // A driver without fingerprints cannot play the step: the
+                // scenario must say so, so that it is skipped, not failed.
+                if !s.requires.iter().any(|r| r == "fingerprint") {
+                    return fail(at("label"), "a fingerprint step needs \"fingerprint\" in `requires`");
+                }
             }
             Step::SetCustomParameters { target, .. } => match &s.gateway {
                 Some(g) if g.catalog.iter().any(|r| &r.target == target) => {}
