@@ -227,6 +227,13 @@ pub fn mutants() -> Vec<Mutant> {
             },
         ),
         parts(
+            "dotted-keys-split",
+            "writes a dotted tool's policy key unquoted (`tools.notes.publish`, as @openai/codex-sdk 0.163.0 flattens its config), so Codex files it under a tool `notes` and the dotted tool's own policy is lost",
+            |p| {
+                p.codex_config = |set| config_keyed(set, |t| vec![t.split('.').next().unwrap_or(t).to_string()]);
+            },
+        ),
+        parts(
             "name-only-match",
             "matches approvals by tool name alone, so another server's same-named tool is approved too",
             |p| {

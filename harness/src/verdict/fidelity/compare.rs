@@ -69,9 +69,21 @@ pub fn compare(real: &BTreeMap<String, Vec<Value>>, fake: &BTreeMap<String, Vec<
     let mut out = Comparison::default();
     let empty = Vec::new();
     for name in real.keys().chain(fake.keys().filter(|k| !real.contains_key(*k))) {
-        conversation(name, real.get(name).unwrap_or(&empty), fake.get(name).unwrap_or(&empty), &mut out);
+        let (r, f) = (real.get(name).unwrap_or(&empty), fake.get(name).unwrap_or(&empty));
+        conversation(name, without_final_eof(name, r), without_final_eof(name, f), &mut out);
     }
     out
+}
+
+/// An MCP server's last `eof` is not compared: at the end of a real run
+/// the trial's cleanup may kill the server before it records that its
+/// input ended (seen 1 in 3 on Codex 0.147.0 and 0.153.4). An `eof` before
+/// the server's last entry (a detached server) is compared.
+fn without_final_eof<'a>(name: &str, entries: &'a [Value]) -> &'a [Value] {
+    match entries.split_last() {
+        Some((last, rest)) if name.starts_with("mcp/") && last.get("event").and_then(Value::as_str) == Some("eof") => rest,
+        _ => entries,
+    }
 }
 
 fn conversation(name: &str, real: &[Value], fake: &[Value], out: &mut Comparison) {
@@ -292,6 +304,18 @@ mod tests {
 
     fn conv(entries: Vec<Value>) -> BTreeMap<String, Vec<Value>> {
         BTreeMap::from([("provider".to_string(), entries)])
+    }
+
+    #[test]
+    fn an_mcp_servers_final_eof_is_not_compared() {
+        let eof = json!({"event": "eof"});
+        let call = json!({"c2s": {"method": "tools/call"}});
+        let real = BTreeMap::from([("mcp/files".to_string(), vec![call.clone(), eof.clone()])]);
+        let fake = BTreeMap::from([("mcp/files".to_string(), vec![call.clone()])]);
+        assert!(compare(&real, &fake).differences.is_empty());
+        // Not at the end, it is a fact: the server was closed before its last call.
+        let early = BTreeMap::from([("mcp/files".to_string(), vec![eof.clone(), call.clone()])]);
+        assert!(!compare(&early, &fake).differences.is_empty());
     }
 
     #[test]
