@@ -16,6 +16,10 @@ use crate::host::Host;
 use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet, SpecError};
 pub use crate::claude::projection::{claude_rules, ClaudeRules};
 
+/// Codex: the answer to a gateway tool's approval prompt, from the
+/// session's bindings and the consents given so far.
+pub type GatewayRespond = fn(&Value, &BTreeMap<String, Binding>, &mut BTreeSet<ConsentKey>, &mut dyn Host) -> Value;
+
 #[derive(Clone, Copy)]
 pub struct Parts {
     pub build: fn(Vec<McpServerSpec>) -> Result<ServerSet, SpecError>,
@@ -46,7 +50,7 @@ pub struct Parts {
     pub claude_hooks: fn() -> Value,
     pub claude_hook_answer: fn(&Value) -> Value,
     /// Codex: the answer to an approval prompt for a gateway tool.
-    pub gateway_respond: fn(&Value, &BTreeMap<String, Binding>, &mut BTreeSet<ConsentKey>, &mut dyn Host) -> Value,
+    pub gateway_respond: GatewayRespond,
     /// Binds catalog rows to gateway tools.
     pub gateway_bind: fn(&GatewaySpec) -> Result<BTreeMap<String, Binding>, DriverError>,
     /// What of a host tool's result goes back to the child.
@@ -69,7 +73,7 @@ impl Parts {
             build: ServerSet::build,
             fingerprint,
             codex_config: config_toml,
-            codex_exec_args: crate::codex::exec::exec_args,
+            codex_exec_args: crate::codex::projection::exec_args,
             approval_policy: |_, bridged| {
                 if bridged {
                     // Only MCP elicitations may reach the driver; everything

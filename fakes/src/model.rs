@@ -131,7 +131,7 @@ impl Model {
                 && !m["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
         };
         let prompts = messages.iter().filter(|m| is_prompt(m)).count();
-        let last_prompt = messages.iter().rposition(|m| is_prompt(m)).map_or(0, |i| i + 1);
+        let last_prompt = messages.iter().rposition(is_prompt).map_or(0, |i| i + 1);
         let uses: Vec<Value> = messages[last_prompt..]
             .iter()
             .filter(|m| m["role"] == "assistant")

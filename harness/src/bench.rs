@@ -241,8 +241,8 @@ impl crate::driver::Driver for Idle {
 
 /// A valid scenario that differs from its neighbours in names and policies.
 fn generated(i: usize) -> String {
-    let mode = if i % 2 == 0 { "approve" } else { "prompt" };
-    let answer = if i % 3 == 0 { "accept" } else { "decline" };
+    let mode = if i.is_multiple_of(2) { "approve" } else { "prompt" };
+    let answer = if i.is_multiple_of(3) { "accept" } else { "decline" };
     format!(
         "id = \"generated-{i}\"\ntitle = \"generated {i}\"\ncovers = [\"AC-1\"]\nprovider = \"codex\"\ncaught_by = [\"drop-policy\"]\n\n\
          [policy]\nglobal = \"ask\"\n\n[[servers]]\nname = \"srv{s}\"\ntransport = \"stdio\"\nreason = \"generated\"\n\

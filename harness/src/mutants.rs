@@ -448,16 +448,16 @@ pub fn mutants() -> Vec<Mutant> {
             p.codex_config = config_without_policies;
         }),
         exec_parts("exec-full-access", "codex exec: runs with `--sandbox danger-full-access` so approved tools work, and with it every tool runs unasked", |p| {
-            p.codex_exec_args = |set, global| [drivers::codex::exec::exec_args(set, global), vec!["--sandbox".into(), "danger-full-access".into()]].concat();
+            p.codex_exec_args = |set, global| [drivers::codex::projection::exec_args(set, global), vec!["--sandbox".into(), "danger-full-access".into()]].concat();
         }),
         exec_parts("exec-untrusted", "codex exec: passes global `ask` as `-c approval_policy=\"untrusted\"`, which exec refuses from 0.149.0 (exit 1, nothing runs)", |p| {
-            p.codex_exec_args = |set, global| [drivers::codex::exec::exec_args(set, global), vec!["-c".into(), "approval_policy=\"untrusted\"".into()]].concat();
+            p.codex_exec_args = |set, global| [drivers::codex::projection::exec_args(set, global), vec!["-c".into(), "approval_policy=\"untrusted\"".into()]].concat();
         }),
         exec_parts("exec-ignores-auto-approve", "codex exec: drops global `auto-approve`, so tools without a policy fail in the CLI instead of running", |p| {
             p.codex_exec_args = |_, _| Vec::new();
         }),
         exec_parts("exec-server-wide-approve", "codex exec: approves every server's tools by default under global `ask` too, so tools without a policy run unasked", |p| {
-            p.codex_exec_args = |set, _| drivers::codex::exec::exec_args(set, GlobalPolicy::AutoApprove);
+            p.codex_exec_args = |set, _| drivers::codex::projection::exec_args(set, GlobalPolicy::AutoApprove);
         }),
         Mutant {
             mode: Mode::CodexExec,

@@ -24,7 +24,7 @@ use crate::child::spawn_retrying;
 use crate::error::DriverError;
 use crate::launch::{Launch, ToolCallRecord, TurnReport};
 use crate::parts::Parts;
-use crate::spec::{GlobalPolicy, McpServerSpec, ServerSet};
+use crate::spec::{McpServerSpec, ServerSet};
 
 /// How much of exec's stderr an error quotes.
 const STDERR_TAIL: usize = 2000;
@@ -136,18 +136,6 @@ impl CodexExecDriver {
             Some(message) => Err(DriverError::new("provider-rejected", message)),
             None => Ok(report),
         }
-    }
-}
-
-/// Global `auto-approve` as exec can hold it: each server's tools run
-/// without approval unless their own table says `prompt`.
-pub fn exec_args(set: &ServerSet, global: GlobalPolicy) -> Vec<String> {
-    match global {
-        GlobalPolicy::Ask => Vec::new(),
-        GlobalPolicy::AutoApprove => set
-            .servers()
-            .flat_map(|s| ["-c".to_string(), format!("mcp_servers.{}.default_tools_approval_mode=\"approve\"", s.name)])
-            .collect(),
     }
 }
 

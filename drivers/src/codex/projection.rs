@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::spec::{ServerSet, Transport};
+use crate::spec::{GlobalPolicy, ServerSet, Transport};
 
 pub fn config_toml(set: &ServerSet) -> String {
     let mut out = String::from("# Written by the reference driver; rewritten on every launch.\n");
@@ -36,6 +36,18 @@ pub fn config_toml(set: &ServerSet) -> String {
     // the bearer secrets the driver hands the process: measured on 0.171.0.
     out.push_str("\n[features]\nshell_snapshot = false\n");
     out
+}
+
+/// Global `auto-approve` as exec can hold it: each server's tools run
+/// without approval unless their own table says `prompt`.
+pub fn exec_args(set: &ServerSet, global: GlobalPolicy) -> Vec<String> {
+    match global {
+        GlobalPolicy::Ask => Vec::new(),
+        GlobalPolicy::AutoApprove => set
+            .servers()
+            .flat_map(|s| ["-c".to_string(), format!("mcp_servers.{}.default_tools_approval_mode=\"approve\"", s.name)])
+            .collect(),
+    }
 }
 
 /// A bare TOML key when possible, else a quoted one (tool names may hold dots).

@@ -35,7 +35,7 @@ impl Session {
         let requests = callbacks.iter().map(|cb| hooks::hook_callback(cb, &place, name, arguments, id, server, source)).collect();
         let replies = match host.ask_all(&mut self.out, requests, self.profile.flushes_control_requests()) {
             Ok(replies) => replies,
-            Err(Stop::Interrupted) => return HookVerdict::Settled(self.interrupted_call(id, false)),
+            Err(Stop::Interrupted) => return HookVerdict::Settled(Box::new(self.interrupted_call(id, false))),
             // The host is gone: the call goes on to the rules, whose wait
             // ends at once.
             Err(Stop::Ended(_)) => return HookVerdict::NoOpinion,
@@ -63,13 +63,13 @@ impl Session {
                 }
                 meta["permission_decision"] = json!({"decision": "reject", "source": "hook", "reason_type": "hook"});
                 o.meta = Some(meta);
-                HookVerdict::Settled(o)
+                HookVerdict::Settled(Box::new(o))
             }
             Combined::WrongEvent => {
                 // Measured: no tool_result_meta, not a permission denial.
                 let mut o = CallOutcome::refused("denied", Rendered::error(profile::HOOK_UNEXPECTED_ERROR));
                 o.denial = false;
-                HookVerdict::Settled(o)
+                HookVerdict::Settled(Box::new(o))
             }
         }
     }

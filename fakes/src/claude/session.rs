@@ -81,7 +81,7 @@ pub enum HookVerdict {
     /// Put to the host as can_use_tool, whatever the rules say.
     Ask { reason: Option<String>, asks: usize },
     /// Refused (or interrupted) before any rule.
-    Settled(CallOutcome),
+    Settled(Box<CallOutcome>),
 }
 
 pub(super) struct CallOutcome {
@@ -299,7 +299,7 @@ impl Session {
         // deny beats an allow rule, an allow skips can_use_tool unless an
         // ask rule covers the tool, an ask asks even for a listed tool.
         match self.run_hooks(server, name, id, arguments) {
-            HookVerdict::Settled(o) => return (o, None),
+            HookVerdict::Settled(o) => return (*o, None),
             HookVerdict::Ask { reason, asks } => return (self.ask_host(server, tool, name, id, arguments, Why::Hook { reason, asks }), None),
             HookVerdict::Allow { updated_input } if !self.rules.asks(server, tool) => {
                 let input = updated_input.clone().unwrap_or_else(|| arguments.clone());

@@ -85,7 +85,7 @@ pub fn check(s: &Scenario) -> Result<(), Problem> {
 /// A range that no simulated version of the provider is in would skip the
 /// scenario everywhere, silently.
 fn versions(s: &Scenario) -> Result<(), Problem> {
-    let range: VersionRange = s.versions.parse().map_err(|e| ("versions".to_string(), format!("{e}")))?;
+    let range: VersionRange = s.versions.parse().map_err(|e: String| ("versions".to_string(), e))?;
     let measured: &[fakes::version::Version] = match s.provider {
         Provider::Codex => &fakes::codex::profile::MEASURED,
         Provider::Claude => &fakes::claude::profile::MEASURED,

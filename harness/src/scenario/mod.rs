@@ -427,6 +427,12 @@ pub fn catalog(server: &ServerDecl) -> BTreeMap<String, CatalogTool> {
 }
 
 /// Converts TOML tables from scenario files into JSON for the wire.
+/// The arguments the model sends in step `step`'s call: the scenario's,
+/// else unique ones, so the judge can attribute server calls to steps.
+pub fn call_arguments(step: usize, given: Option<&toml::Table>) -> Value {
+    given.map(toml_to_json).unwrap_or_else(|| serde_json::json!({"note": format!("step {}", step + 1)}))
+}
+
 pub fn toml_to_json(t: &toml::Table) -> Value {
     serde_json::to_value(t).unwrap_or(Value::Null)
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use super::setup::call_arguments;
+use crate::scenario::call_arguments;
 use super::HostSaw;
 use crate::driver::{GatewayEvent, Host, HostAnswer, Prompt, ResumeAnswer};
 use crate::scenario::{toml_to_json, Consent, RequestKind, Scenario, Step};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use fakes::wire::read_jsonl;
 use serde_json::{json, Value};
 
-use super::setup::call_arguments;
+use crate::scenario::call_arguments;
 use super::{Observations, TRANSCRIPT};
 use crate::scenario::{Scenario, Step};
 

@@ -290,11 +290,16 @@ pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
         let call_id = format!("call_{i}");
         let (process, prompt, reply, item) = match call_in_wire(&wire, &call_id) {
             Some(c) => (c.process, c.prompt, c.reply, Some(c.item)),
-            None => match exec_item(&wire, server.trim(), tool.trim(), &super::setup::call_arguments(i, arguments.as_ref())) {
+            None => match exec_item(&wire, server.trim(), tool.trim(), &crate::scenario::call_arguments(i, arguments.as_ref())) {
                 Some((process, item)) => (process, None, None, Some(item)),
                 None => (Value::Null, None, None, None),
             },
         };
+        // A call neither the CLI nor the model saw was never made (the
+        // driver refused to launch, or the turn ended before it).
+        if item.is_none() && !outputs.contains_key(&call_id) {
+            continue;
+        }
         let answer = reply.map(|r| classify_elicitation_reply(&r["msg"]));
         let persist = reply.and_then(|r| r["msg"].pointer("/result/_meta/persist").cloned()).unwrap_or(Value::Null);
         outcomes.push(json!({

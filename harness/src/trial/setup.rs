@@ -178,7 +178,7 @@ fn turns(scenario: &Scenario) -> Vec<Turn> {
                 step: i,
                 server: server.trim().to_string(),
                 tool: tool.trim().to_string(),
-                arguments: call_arguments(i, arguments.as_ref()),
+                arguments: crate::scenario::call_arguments(i, arguments.as_ref()),
             }),
             Step::Request { request, server, .. } => Some(Action::Request {
                 step: i,
@@ -202,11 +202,6 @@ fn turns(scenario: &Scenario) -> Vec<Turn> {
         turns.push(current);
     }
     turns
-}
-
-/// Unique default arguments let the judge attribute server calls to steps.
-pub(super) fn call_arguments(step: usize, given: Option<&toml::Table>) -> Value {
-    given.map(toml_to_json).unwrap_or_else(|| json!({"note": format!("step {}", step + 1)}))
 }
 
 

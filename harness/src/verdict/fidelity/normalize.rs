@@ -66,7 +66,7 @@ const TEXT: &[(&str, &str, &str)] = &[
 
 /// Field-specific rewrites: (field, why).
 const FIELDS: &[(&str, &str)] = &[
-    ("command", "the fake MCP server's program (a machine path, and a subcommand of the CLI or a program of its own) becomes <fake-mcp> with its leading arguments dropped"),
+    ("command", "the fake MCP server's program (a machine path, and a subcommand of the CLI or a program of its own) becomes <fake-mcp> with its leading arguments dropped, also inside a TOML `args=[...]` override"),
     ("userAgent", "after the product token it names the recording machine's OS and terminal: kept only up to the first space"),
     ("serverName", "remoteControl/status/changed names the recording machine's host: its hostname becomes <host>"),
     ("timestamp", "wall-clock time of a Claude Code stream message -> <time>"),
@@ -102,6 +102,11 @@ impl Normalizer {
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
         if !fake_mcp.0.is_empty() {
             literal.push((fake_mcp.0.clone(), "<fake-mcp>".to_string()));
+            // The same in a TOML `-c mcp_servers.S.args=[...]` value.
+            if !fake_mcp.1.is_empty() {
+                let quoted: Vec<String> = fake_mcp.1.iter().map(|a| format!("{a:?}, ")).collect();
+                literal.push((format!("args=[{}", quoted.concat()), "args=[".to_string()));
+            }
         }
         literal.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
         Normalizer { literal, counters: BTreeMap::new(), host, fake_mcp }
