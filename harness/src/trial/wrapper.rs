@@ -51,7 +51,7 @@ pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, cod
     install(
         path,
         &format!(
-            "#!/bin/sh\nexport MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn\n\
+            "#!/bin/sh\nexport MOCK_API_KEY=mock-key NO_COLOR=1 RUST_LOG=warn RUST_BACKTRACE=0\n\
              if [ \"$1\" = exec ]; then shift; exec {line} exec {overrides} \"$@\"; fi\n\
              exec {line} {overrides} \"$@\"\n"
         ),

@@ -51,6 +51,7 @@ pub fn run(profile: Profile, script: Script, global_overrides: Vec<String>, argv
                        "command": "exec", "argv": cli, "overrides": overrides, "codex_home_set": env.contains_key("CODEX_HOME")}));
     let fail = |code: i32, text: String| {
         eprintln!("{text}");
+        record_unread_input(&rec);
         rec.record(&json!({"event": "exit", "code": code, "reason": text}));
         code
     };
@@ -167,6 +168,22 @@ pub fn is_exec_launch(launch: &Value) -> bool {
         }
     }
     false
+}
+
+/// Input the driver wrote that the CLI never read: the relay in front of a
+/// real CLI records it all the same (as its lines arrive), so the fake
+/// records what arrives within a moment of its early exit.
+fn record_unread_input(rec: &Recorder) {
+    let rec = rec.clone();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            rec.record(&json!({"dir": "c2s", "msg": crate::relay::parse(&line)}));
+        }
+        let _ = done.send(());
+    });
+    let _ = finished.recv_timeout(std::time::Duration::from_millis(200));
 }
 
 /// No prompt argument and nothing on stdin.

@@ -9,8 +9,11 @@ use crate::uuid::new_uuid;
 
 /// The model of every fake thread, as the real runs configure it.
 const MODEL: &str = "mock-model";
-/// The sandbox Codex applies on Linux, whatever the sandbox mode.
-const SANDBOX: &str = "seccomp";
+/// The sandbox Codex applies on Linux: seccomp, or none at all under
+/// `danger-full-access` (measured with codex exec on 0.146.0 to 0.171.0).
+fn sandbox(mode: &str) -> &'static str {
+    if mode == "danger-full-access" { "none" } else { "seccomp" }
+}
 
 /// What one turn contributes to its calls' `_meta`.
 #[derive(Debug, Default, Clone)]
@@ -73,7 +76,7 @@ impl CallMeta {
     fn turn_metadata(&self, profile: &Profile) -> Value {
         let mut t = json!({
             "model": MODEL,
-            "sandbox": SANDBOX,
+            "sandbox": sandbox(&self.sandbox_mode),
             "session_id": self.thread_id,
             "thread_id": self.thread_id,
             "turn_id": self.turn_id,
@@ -135,5 +138,8 @@ mod tests {
         assert_eq!(exec.for_call(&at(146, 0), "call_0")["x-codex-turn-metadata"]["thread_source"], "user");
         assert!(exec.for_call(&at(153, 4), "call_0")["x-codex-turn-metadata"].get("turn_trigger").is_none());
         assert_eq!(exec.for_call(&at(171, 0), "call_0")["x-codex-turn-metadata"]["turn_trigger"], "exec");
+        assert_eq!(turn["sandbox"], "seccomp");
+        let open = CallMeta::new("th", "tu", "danger-full-access", 17).for_call(&at(146, 0), "call_0");
+        assert_eq!(open["x-codex-turn-metadata"]["sandbox"], "none");
     }
 }
