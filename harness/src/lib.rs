@@ -29,3 +29,4 @@ pub mod source;
 pub mod stop;
 pub mod trial;
 pub mod verdict;
+pub mod versions;

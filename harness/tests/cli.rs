@@ -218,3 +218,24 @@ fn several_drivers_make_one_report_with_a_column_group_each() {
     let reference = html.find("reference<br>").unwrap();
     assert!(reference < html.find("mutant:drop-policy<br>").unwrap(), "columns follow the order drivers ran");
 }
+
+/// `conformance versions` lists the registry's releases from the committed
+/// snapshot (offline), marks the simulated ones and names each band's facts.
+#[test]
+fn versions_lists_releases_and_their_behaviour_bands() {
+    let out = cli(&["versions", "codex", "--recordings", "/nonexistent"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let row = |v: &str| t.lines().find(|l| l.split_whitespace().next() == Some(v)).unwrap_or_else(|| panic!("no {v}:\n{t}")).to_string();
+    assert!(row("0.146.0").ends_with("simulated") && row("0.171.0").ends_with("simulated"), "{t}");
+    assert!(row("0.158.0").split_whitespace().nth(3) == Some("0"), "{}", row("0.158.0"));
+    assert!(!t.lines().any(|l| l.starts_with("0.145.")), "older than the simulated range without --all:\n{t}");
+    assert!(t.contains("band 3 from 0.148.0: never_denies_in_cli, call_meta_has_call_id"), "{t}");
+    assert!(t.contains("from 0.149.0: exec_rejects_untrusted"), "{t}");
+    let all = text(&cli(&["versions", "codex", "--all"]));
+    assert!(all.lines().any(|l| l.starts_with("0.145.")), "{all}");
+    let claude = text(&cli(&["versions", "claude"]));
+    assert!(claude.contains("2.1.334") && claude.contains("2.1.300"), "{claude}");
+    let bad = cli(&["versions", "cursor"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}

@@ -17,6 +17,28 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// Every version-dependent behaviour the fake simulates, by name: two
+    /// releases with the same facts behave alike (one behaviour band).
+    pub fn facts(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("probes_discover", self.probes_discover()),
+            ("reports_permission_decision", self.reports_permission_decision()),
+            ("init_names_server_source", self.init_names_server_source()),
+            ("defers_mcp_tools", self.defers_mcp_tools()),
+            ("simulates_sdk_host", self.simulates_sdk_host()),
+            ("init_has_session_fields", self.init_has_session_fields()),
+            ("stamps_written_at", self.stamps_written_at()),
+            ("flushes_control_requests", self.flushes_control_requests()),
+            ("names_hook_refusals", self.names_hook_refusals()),
+            ("marks_changed_input", self.marks_changed_input()),
+            ("stamps_sdk_events", self.stamps_sdk_events()),
+            ("tool_use_meta_names_tool", self.tool_use_meta_names_tool()),
+            ("result_has_since_last", self.result_has_since_last()),
+            ("absolute_settings_path", self.absolute_settings_path()),
+            ("warns_unreadable_settings", self.warns_unreadable_settings()),
+        ]
+    }
+
     /// What `--version` prints.
     pub fn version_line(&self) -> String {
         format!("{} (Claude Code)", self.version)
@@ -470,6 +492,21 @@ pub fn failure_text(server: &str, tool: &str, failure: &CallFailure, timeout_ms:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `facts` names every boolean predicate of the profile, in
+    /// order: a predicate left out would hide a behaviour band.
+    #[test]
+    fn facts_list_every_predicate() {
+        let src = include_str!("profile.rs");
+        let declared: Vec<&str> = src
+            .split("pub fn ")
+            .skip(1)
+            .filter_map(|rest| rest.split_once("(&self) -> bool").map(|(name, _)| name))
+            .filter(|name| name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+            .collect();
+        let listed: Vec<&str> = Profile { version: MEASURED[0] }.facts().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(listed, declared);
+    }
 
     #[test]
     fn thresholds() {

@@ -22,6 +22,47 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// Every version-dependent behaviour the fake simulates, by name: two
+    /// releases with the same facts behave alike (one behaviour band).
+    pub fn facts(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("never_denies_in_cli", self.never_denies_in_cli()),
+            ("float_priority_breaks", self.float_priority_breaks()),
+            ("output_as_input_text_array", self.output_as_input_text_array()),
+            ("read_only_wins_over_destructive", self.read_only_wins_over_destructive()),
+            ("elicitation_has_tool_name", self.elicitation_has_tool_name()),
+            ("elicitation_has_environment_id", self.elicitation_has_environment_id()),
+            ("call_meta_has_call_id", self.call_meta_has_call_id()),
+            ("call_meta_has_item_id", self.call_meta_has_item_id()),
+            ("call_meta_has_session_id", self.call_meta_has_session_id()),
+            ("turn_metadata_has_review_flags", self.turn_metadata_has_review_flags()),
+            ("turn_metadata_has_codex_version", self.turn_metadata_has_codex_version()),
+            ("announces_auth_change", self.announces_auth_change()),
+            ("thread_start_lists_disabled_plugins", self.thread_start_lists_disabled_plugins()),
+            ("thread_history_paginated", self.thread_history_paginated()),
+            ("thread_has_section", self.thread_has_section()),
+            ("thread_names_model", self.thread_names_model()),
+            ("thread_has_environments", self.thread_has_environments()),
+            ("startup_status_has_environment_id", self.startup_status_has_environment_id()),
+            ("turn_has_root_turn_id", self.turn_has_root_turn_id()),
+            ("agent_message_has_delivery", self.agent_message_has_delivery()),
+            ("agent_message_has_moderation", self.agent_message_has_moderation()),
+            ("items_have_timestamps", self.items_have_timestamps()),
+            ("item_completed_has_token_count", self.item_completed_has_token_count()),
+            ("tool_item_has_read_only_hint", self.tool_item_has_read_only_hint()),
+            ("tool_item_has_environment", self.tool_item_has_environment()),
+            ("resume_warns_full_history", self.resume_warns_full_history()),
+            ("resume_reports_collaboration_mode", self.resume_reports_collaboration_mode()),
+            ("rollout_records_thread_settings", self.rollout_records_thread_settings()),
+            ("elicitation_has_tool_annotations", self.elicitation_has_tool_annotations()),
+            ("rate_limits_name_normal_model", self.rate_limits_name_normal_model()),
+            ("reports_read_state", self.reports_read_state()),
+            ("exec_rejects_untrusted", self.exec_rejects_untrusted()),
+            ("exec_overrides_replace_root", self.exec_overrides_replace_root()),
+            ("exec_turn_metadata_has_trigger", self.exec_turn_metadata_has_trigger()),
+        ]
+    }
+
     /// What `--version` prints.
     pub fn version_line(&self) -> String {
         format!("codex-cli {}", self.version)
@@ -352,6 +393,21 @@ pub fn missing_bearer_token(var: &str) -> String {
 #[cfg(test)]
 mod name_tests {
     use super::*;
+
+    /// `facts` names every boolean predicate of the profile, in
+    /// order: a predicate left out would hide a behaviour band.
+    #[test]
+    fn facts_list_every_predicate() {
+        let src = include_str!("profile.rs");
+        let declared: Vec<&str> = src
+            .split("pub fn ")
+            .skip(1)
+            .filter_map(|rest| rest.split_once("(&self) -> bool").map(|(name, _)| name))
+            .filter(|name| name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+            .collect();
+        let listed: Vec<&str> = Profile { version: MEASURED[0] }.facts().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(listed, declared);
+    }
 
     #[test]
     fn model_names_and_persisted_keys() {

@@ -9,6 +9,7 @@ mod args;
 mod explain;
 mod preflight;
 mod record;
+mod versions;
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -70,6 +71,7 @@ fn main() -> ExitCode {
             exit(harness::shim::serve(driver.as_mut(), stdin.lock(), std::io::stdout()))
         }
         Some(Command::Fetch { provider, versions }) => fetch(provider, &versions),
+        Some(Command::Versions { provider, all, recordings }) => versions::print(real_provider(provider), all, &recordings),
         Some(Command::List { select, criteria: true }) => match scenarios(&select) {
             Ok(selected) => {
                 print!("{}", harness::scenario::criteria::markdown(&selected));
@@ -313,11 +315,15 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
     }
 }
 
-fn fetch(provider: RealProvider, versions: &[fakes::version::Version]) -> ExitCode {
-    let provider = match provider {
+fn real_provider(provider: RealProvider) -> Provider {
+    match provider {
         RealProvider::Codex => Provider::Codex,
         RealProvider::Claude => Provider::Claude,
-    };
+    }
+}
+
+fn fetch(provider: RealProvider, versions: &[fakes::version::Version]) -> ExitCode {
+    let provider = real_provider(provider);
     for &version in versions {
         match harness::trial::real::fetch(provider, version) {
             Ok(path) => println!("{} {version}: {}", provider.as_str(), path.display()),
