@@ -17,6 +17,7 @@ pub mod driver;
 pub mod fuzzing;
 pub mod limits;
 pub mod mutants;
+pub mod partition;
 pub mod plan;
 pub mod pool;
 pub mod recordings;

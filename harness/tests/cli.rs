@@ -239,3 +239,43 @@ fn versions_lists_releases_and_their_behaviour_bands() {
     let bad = cli(&["versions", "cursor"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
 }
+
+/// A run split into 3 shards (slice and hash) and merged writes the reports
+/// the unsplit run writes (JUnit but for its timings); a missing or
+/// repeated shard, or a bad partition, is exit 2.
+#[test]
+fn three_shards_merged_report_as_the_unsplit_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |f: &str| dir.path().join(f).display().to_string();
+    let select = ["--filter", "approve", "-q"];
+    let run = |extra: &[&str]| {
+        let out = cli(&[&["run"][..], &select, extra].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    };
+    run(&["--tap", &at("all.tap"), "--junit", &at("all.xml")]);
+    let untimed = |path: String| {
+        let xml = std::fs::read_to_string(path).unwrap();
+        let re = regex::Regex::new(r#" (time|timestamp)="[^"]*""#).unwrap();
+        re.replace_all(&xml, "").into_owned()
+    };
+    for kind in ["slice", "hash"] {
+        let shards: Vec<String> = (1..=3).map(|k| at(&format!("{kind}{k}.json"))).collect();
+        for (k, json) in shards.iter().enumerate() {
+            run(&["--partition", &format!("{kind}:{}/3", k + 1), "--json", json]);
+        }
+        let tap = at(&format!("{kind}.tap"));
+        let xml = at(&format!("{kind}.xml"));
+        let merged = cli(&[&["merge"][..], &shards.iter().map(String::as_str).collect::<Vec<_>>(), &["--tap", &tap, "--junit", &xml]].concat());
+        assert_eq!(merged.status.code(), Some(0), "{}", text(&merged));
+        assert_eq!(std::fs::read_to_string(&tap).unwrap(), std::fs::read_to_string(at("all.tap")).unwrap(), "{kind}");
+        assert_eq!(untimed(xml), untimed(at("all.xml")), "{kind}");
+        let missing = cli(&["merge", &shards[0], &shards[2]]);
+        assert_eq!(missing.status.code(), Some(2));
+        assert!(text(&missing).contains(&format!("shard {kind}:2/3 is missing")), "{}", text(&missing));
+        let twice = cli(&["merge", &shards[0], &shards[0], &shards[1], &shards[2]]);
+        assert!(text(&twice).contains("is given twice") && twice.status.code() == Some(2), "{}", text(&twice));
+    }
+    let bad = cli(&["run", "--partition", "3/2"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad).contains("1 <= K <= N"), "{}", text(&bad));
+}

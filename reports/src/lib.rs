@@ -10,7 +10,7 @@ pub use matrix::matrix_html;
 pub use tap::{tap, tap_with_version};
 
 /// Who ran what.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunInfo {
     pub harness: String,
     pub driver: String,
@@ -25,7 +25,7 @@ pub struct RunInfo {
 
 /// One criterion (a source document's acceptance item, or the project's
 /// own) and the scenarios claiming to cover it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Criterion {
     pub tag: String,
     /// The group it belongs to, e.g. the acceptance list it is quoted from.
@@ -34,7 +34,8 @@ pub struct Criterion {
     pub scenarios: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Pass,
     Fail,
@@ -49,7 +50,7 @@ pub enum Outcome {
 }
 
 /// One expectation that did not hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mismatch {
     pub at: String,
     pub field: String,
@@ -57,7 +58,7 @@ pub struct Mismatch {
     pub actual: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Trial {
     /// `codex-0.148.0::scenario-id`.
     pub name: String,

@@ -84,15 +84,7 @@ pub fn baseline(failures: &[(String, Vec<Mismatch>)]) -> String {
 /// Applies an expected-failure list: matching failures become expected,
 /// and each entry that matched nothing becomes a failing record of its own.
 pub fn apply(trials: &mut Vec<reports::Trial>, expected: &ExpectedFailures) {
-    let mut used = BTreeSet::new();
-    for t in trials.iter_mut().filter(|t| t.outcome == reports::Outcome::Fail) {
-        if let Some(entries) = expected.excuse(&t.scenario, &t.mismatches) {
-            let names: Vec<String> = entries.iter().map(|e| e.text()).collect();
-            used.extend(entries.iter().map(|e| e.line));
-            t.outcome = reports::Outcome::ExpectedFail;
-            t.note = Some(format!("expected by {}", names.join(", ")));
-        }
-    }
+    let used = excuse(trials, expected);
     for e in expected.entries.iter().filter(|e| !used.contains(&e.line)) {
         trials.push(reports::Trial {
             name: format!("expected-failures::{}", e.text()),
@@ -105,6 +97,22 @@ pub fn apply(trials: &mut Vec<reports::Trial>, expected: &ExpectedFailures) {
             seconds: 0.0,
         });
     }
+}
+
+/// Only the first half of [`apply`]: matching failures become expected; an
+/// entry that matched nothing is not reported (a shard of a partitioned
+/// run may not hold the trials it is about). Returns the lines used.
+pub fn excuse(trials: &mut [reports::Trial], expected: &ExpectedFailures) -> BTreeSet<usize> {
+    let mut used = BTreeSet::new();
+    for t in trials.iter_mut().filter(|t| t.outcome == reports::Outcome::Fail) {
+        if let Some(entries) = expected.excuse(&t.scenario, &t.mismatches) {
+            let names: Vec<String> = entries.iter().map(|e| e.text()).collect();
+            used.extend(entries.iter().map(|e| e.line));
+            t.outcome = reports::Outcome::ExpectedFail;
+            t.note = Some(format!("expected by {}", names.join(", ")));
+        }
+    }
+    used
 }
 
 impl Entry {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
 use fakes::version::Version;
+use harness::partition::Partition;
 use harness::scenario::Provider;
 use harness::source::DriverSource;
 
@@ -78,6 +79,27 @@ pub enum Command {
         /// The recordings directory.
         #[arg(long, default_value = "recordings")]
         recordings: PathBuf,
+    },
+    /// Put the shards of a partitioned run (their --json files) together
+    /// into one set of reports, as the unsplit run would have written them;
+    /// exit 2 if a shard is missing, given twice or from another plan, or
+    /// two shards ran one trial.
+    Merge {
+        /// The shards' --json files.
+        #[arg(required = true, value_name = "SHARD.json")]
+        shards: Vec<PathBuf>,
+        /// Applied to the merged trials, as `run --expected-failures` does.
+        #[arg(long, value_name = "FILE")]
+        expected_failures: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        tap: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        matrix: Option<PathBuf>,
+        /// The merged trials, in the shards' format without a partition.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
     /// Fetch real binaries from the npm registry into the cache.
     Fetch {
@@ -170,6 +192,15 @@ pub struct RunArgs {
     /// Write the conformance matrix page (HTML).
     #[arg(long, value_name = "FILE")]
     pub matrix: Option<PathBuf>,
+    /// Run only a share of the planned trials: `slice:K/N` (trials K, K+N,
+    /// ... of the plan) or `hash:K/N` (by each trial's name); save each
+    /// shard with --json and put them together with `conformance merge`.
+    #[arg(long, value_name = "slice:K/N|hash:K/N", value_parser = parse_partition)]
+    pub partition: Option<Partition>,
+    /// Write the trials as JSON (verdicts before any expected-failure list),
+    /// for `conformance merge`.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// Run on the real provider binaries (cached, fetched on demand) against
     /// a mock model, instead of the fakes.
     #[arg(long)]
@@ -209,6 +240,10 @@ impl ProviderArg {
 pub enum RealProvider {
     Codex,
     Claude,
+}
+
+fn parse_partition(s: &str) -> Result<Partition, String> {
+    s.parse()
 }
 
 fn parse_version(s: &str) -> Result<Version, String> {
