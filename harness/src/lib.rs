@@ -11,6 +11,7 @@
 //! [`stop`] ends a run in order on SIGINT or SIGTERM.
 
 pub mod bench;
+pub mod bisect;
 pub mod command;
 pub mod contain;
 pub mod driver;

@@ -32,6 +32,30 @@ pub const DRIVERS: &str = "drivers";
 /// The reference driver's name, whose recordings sit at the top.
 pub const REFERENCE: &str = "reference";
 
+/// Runs one planned trial and captures it as a recording (None when the
+/// trial was skipped); Err when its driver cannot start.
+pub fn record_trial(t: &crate::plan::Trial, fakes: &Fakes) -> Result<(crate::verdict::Verdict, Option<Recording>), String> {
+    let mut driver = t.driver.make(&fakes.supervise).map_err(|e| format!("{}: {e}", t.driver.label()))?;
+    let outcome = run_with(&t.scenario, t.target, driver.as_mut(), fakes);
+    let verdict = match &outcome.verdict {
+        crate::verdict::Verdict::Skip(_) => return Ok((outcome.verdict, None)),
+        crate::verdict::Verdict::Pass => "pass",
+        _ => "fail",
+    };
+    let Some(v) = t.target.version else { return Ok((outcome.verdict, None)) };
+    let recording = Recording {
+        scenario: t.scenario.id.clone(),
+        provider: t.scenario.provider.as_str().to_string(),
+        version: v.to_string(),
+        tool_search: t.target.tool_search == ToolSearch::On,
+        driver: driver.name(),
+        verdict: verdict.into(),
+        summary: outcome.capture.summary,
+        conversations: outcome.capture.conversations,
+    };
+    Ok((outcome.verdict, Some(recording)))
+}
+
 /// Where a recording of `driver` on `provider` `version` (with its tool
 /// search suffix) goes under `root`.
 pub fn folder(root: &Path, driver: &str, provider: &str, version: &str) -> PathBuf {

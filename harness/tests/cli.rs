@@ -279,3 +279,27 @@ fn three_shards_merged_report_as_the_unsplit_run() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad).contains("1 <= K <= N"), "{}", text(&bad));
 }
+
+/// `conformance bisect --offline` searches the committed recordings and
+/// finds a known threshold: codex exec cancels an unapproved MCP call up to
+/// 0.147.0 and denies it under `never` from 0.148.0.
+#[test]
+fn bisect_offline_finds_the_never_denial_threshold() {
+    let recordings = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings").display().to_string();
+    let base = ["bisect", "--offline", "--recordings", &recordings, "--provider", "codex", "--driver", "reference-codex-exec", "--filter", "ask-forwards-default-prompts"];
+    let out = cli(&[&base[..], &["--check", "model_saw", "--good", "0.146.0", "--bad", "0.171.0"]].concat());
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("first release that differs: 0.148.0 (the one before, like --good: 0.147.0)"), "{t}");
+    assert!(t.contains("real \"user cancelled MCP tool call\", fake \"MCP tool call requires approval, but approval policy is never\""), "{t}");
+    for (args, error) in [
+        (vec!["--good", "0.148.0", "--bad", "0.171.0", "--check", "server_calls"], "do not differ in `server_calls`"),
+        (vec!["--good", "0.146.0", "--bad", "0.999.0"], "0.999.0 is not a codex release on the registry"),
+        (vec!["--good", "0.171.0", "--bad", "0.146.0"], "must be older than --bad"),
+        (vec!["--good", "0.146.0", "--bad", "0.146.1"], "no recording of ask-forwards-default-prompts on codex 0.146.1"),
+    ] {
+        let out = cli(&[&base[..], &args].concat());
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(error), "{}", text(&out));
+    }
+}

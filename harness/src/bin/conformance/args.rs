@@ -101,6 +101,40 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// Find the first release whose outcome of one scenario differs from
+    /// --good's: a binary search over the registry's releases between
+    /// --good and --bad (`conformance versions`), each probe the scenario
+    /// run twice on that real binary (fetched on demand; two runs that
+    /// disagree make the release flaky and stop the search), or read from
+    /// the committed recordings with --offline. Prints the two adjacent
+    /// releases and how their recordings differ.
+    Bisect {
+        #[arg(long)]
+        provider: RealProvider,
+        /// The scenario: its id, or text only its id contains.
+        #[arg(long, value_name = "SCENARIO")]
+        filter: String,
+        /// Compare only this field: of the summary (`server_calls`,
+        /// `launch_error` ...) or of every step's outcome (`model_saw`,
+        /// `item_status`, `prompted` ...); default the whole summary.
+        #[arg(long, value_name = "FIELD")]
+        check: Option<String>,
+        #[arg(long, value_parser = parse_version)]
+        good: Version,
+        #[arg(long, value_parser = parse_version)]
+        bad: Version,
+        /// Probe the committed recordings (releases without one are left
+        /// out, and named) instead of running the real binaries.
+        #[arg(long)]
+        offline: bool,
+        /// The recordings directory (--offline).
+        #[arg(long, default_value = "recordings")]
+        recordings: PathBuf,
+        /// The built-in driver that plays (or made the recordings):
+        /// `reference`, `reference-codex-exec`, `reference-claude-sdk` ...
+        #[arg(long, default_value = "reference")]
+        driver: String,
+    },
     /// Fetch real binaries from the npm registry into the cache.
     Fetch {
         provider: RealProvider,

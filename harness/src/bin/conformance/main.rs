@@ -6,6 +6,7 @@
 //! SIGTERM writes its reports, marked incomplete, and exits 130 or 143.
 
 mod args;
+mod bisect;
 mod explain;
 mod preflight;
 mod merge;
@@ -73,6 +74,10 @@ fn main() -> ExitCode {
             exit(harness::shim::serve(driver.as_mut(), stdin.lock(), std::io::stdout()))
         }
         Some(Command::Fetch { provider, versions }) => fetch(provider, &versions),
+        Some(Command::Bisect { provider, filter, check, good, bad, offline, recordings, driver }) => {
+            let how = bisect::How { offline, recordings, driver };
+            bisect::run(real_provider(provider), &filter, check, good, bad, &how)
+        }
         Some(Command::Merge { shards, expected_failures, tap, junit, matrix, json }) => {
             merge::run(&shards, expected_failures.as_deref(), [&tap, &junit, &matrix, &json])
         }

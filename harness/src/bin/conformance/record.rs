@@ -13,11 +13,9 @@ use std::sync::Arc;
 use fakes::version::Version;
 use harness::plan;
 use harness::recordings::{self, Replay};
-use harness::runner::run_with;
 use harness::scenario::Scenario;
 use harness::source::DriverSource;
 use harness::trial::Fakes;
-use harness::verdict::fidelity::Recording;
 use harness::verdict::{describe, Verdict};
 
 /// Ok(any trial failed), or Err(message) for bad input.
@@ -27,40 +25,24 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], dri
     }
     let mut failed = false;
     for t in plan::trials(scenarios, drivers, versions) {
-        let (s, v) = (&t.scenario, t.target.version);
-        let mut driver = t.driver.make(&fakes.supervise).map_err(|e| format!("{}: {e}", t.driver.label()))?;
-        let outcome = run_with(s, t.target, driver.as_mut(), fakes);
-        let driver_name = driver.name();
         let name = t.name();
-        let verdict = match &outcome.verdict {
-            Verdict::Skip(reason) => {
+        let (verdict, recording) = recordings::record_trial(&t, fakes)?;
+        let Some(recording) = recording else {
+            if let Verdict::Skip(reason) = verdict {
                 println!("skip  {name}  ({reason})");
-                continue;
             }
-            Verdict::Pass => "pass",
-            other => {
-                failed = true;
-                other.mismatches().iter().for_each(|m| println!("      {}", describe(m)));
-                "fail"
-            }
+            continue;
         };
-        let Some(v) = v else { continue };
-        let dir = recordings::folder(out, &driver_name, s.provider.as_str(), &format!("{v}{}", t.target.tool_search.suffix()));
-        let file = dir.join(format!("{}.json", s.id));
-        let recording = Recording {
-            scenario: s.id.clone(),
-            provider: s.provider.as_str().to_string(),
-            version: v.to_string(),
-            tool_search: t.target.tool_search == plan::ToolSearch::On,
-            driver: driver_name,
-            verdict: verdict.into(),
-            summary: outcome.capture.summary,
-            conversations: outcome.capture.conversations,
-        };
+        if verdict != Verdict::Pass {
+            failed = true;
+            verdict.mismatches().iter().for_each(|m| println!("      {}", describe(m)));
+        }
+        let dir = recordings::folder(out, &recording.driver, &recording.provider, &format!("{}{}", recording.version, t.target.tool_search.suffix()));
+        let file = dir.join(format!("{}.json", recording.scenario));
         std::fs::create_dir_all(&dir)
             .and_then(|_| std::fs::write(&file, recording.to_text()))
             .map_err(|e| format!("{}: {e}", file.display()))?;
-        println!("{verdict:5} {name} -> {}", file.display());
+        println!("{:5} {name} -> {}", recording.verdict, file.display());
     }
     Ok(failed)
 }
