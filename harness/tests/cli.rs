@@ -291,7 +291,7 @@ fn bisect_offline_finds_the_never_denial_threshold() {
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("first release that differs: 0.148.0 (the one before, like --good: 0.147.0)"), "{t}");
-    assert!(t.contains("real \"user cancelled MCP tool call\", fake \"MCP tool call requires approval, but approval policy is never\""), "{t}");
+    assert!(t.contains("0.147.0 \"user cancelled MCP tool call\", 0.148.0 \"MCP tool call requires approval, but approval policy is never\""), "{t}");
     for (args, error) in [
         (vec!["--good", "0.148.0", "--bad", "0.171.0", "--check", "server_calls"], "do not differ in `server_calls`"),
         (vec!["--good", "0.146.0", "--bad", "0.999.0"], "0.999.0 is not a codex release on the registry"),

@@ -80,11 +80,13 @@ fn bisect_command(provider: Provider, filter: &str, check: Option<String>, good:
                 println!("not recorded, so not probed, between them: {} (bisect without --offline to pin it)", skipped.join(", "));
             }
             let pretty = |r: &Recording| serde_json::to_string_pretty(&check.of(r)).unwrap_or_default();
-            println!("\noutcome, {} -> {}:\n{}", last_good.0, first.0, reports::diff(&pretty(&last_good.1), &pretty(&first.1)));
+            let (a, b) = (last_good.0.to_string(), first.0.to_string());
+            let diff = reports::diff(&pretty(&last_good.1), &pretty(&first.1)).replace("--- expected", &format!("--- {a}")).replace("+++ actual", &format!("+++ {b}"));
+            println!("\noutcome, {a} -> {b}:\n{diff}");
             let messages = compare(&last_good.1.conversations, &first.1.conversations);
-            println!("messages: {} compared, {} differ (`real` is {}, `fake` is {}):", messages.messages, messages.differences.len(), last_good.0, first.0);
+            println!("\nmessages: {} compared, {} differ:", messages.messages, messages.differences.len());
             for d in messages.differences.iter().take(40) {
-                println!("  {d}");
+                println!("  {}", d.between(&a, &b));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -287,6 +287,21 @@ impl fmt::Display for Difference {
     }
 }
 
+impl Difference {
+    /// The difference between two recordings named `a` (the "real" side)
+    /// and `b`, e.g. two releases in a bisect.
+    pub fn between(&self, a: &str, b: &str) -> String {
+        let at = self.real_at.or(self.fake_at).map(|i| format!("#{i}")).unwrap_or_default();
+        let head = format!("{} {at} {}", self.conversation, self.message);
+        match self.kind {
+            Kind::Missing => format!("{head}: only {a} sends it: {}", short(self.real.as_ref())),
+            Kind::Extra => format!("{head}: only {b} sends it: {}", short(self.fake.as_ref())),
+            Kind::Order => format!("{head}: at another place in {b}"),
+            Kind::Value => format!("{head} {}: {a} {}, {b} {}", self.pointer, short(self.real.as_ref()), short(self.fake.as_ref())),
+        }
+    }
+}
+
 /// A value in at most 100 characters; `<absent>` for none.
 pub fn short(v: Option<&Value>) -> String {
     let Some(v) = v else { return "<absent>".into() };
