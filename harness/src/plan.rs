@@ -228,14 +228,36 @@ pub fn trials(scenarios: &[Arc<Scenario>], drivers: &[DriverSource], only: &[Ver
     let mut out = Vec::new();
     for driver in drivers {
         for s in scenarios {
-            for target in targets(s.provider) {
-                if only.is_empty() || target.version.is_some_and(|v| only.contains(&v)) {
-                    out.push(Trial { scenario: Arc::clone(s), target, driver: driver.clone() });
-                }
+            for target in targets_among(s.provider, only) {
+                out.push(Trial { scenario: Arc::clone(s), target, driver: driver.clone() });
             }
         }
     }
     out
+}
+
+/// The targets of `provider` on the versions in `only` (all simulated ones
+/// when it is empty). A release between two simulated versions is played
+/// by the fake as its profile's facts have it (its behaviour band), so a
+/// regression reported against any release can be run by its number.
+pub fn targets_among(provider: Provider, only: &[Version]) -> Vec<Target> {
+    if only.is_empty() {
+        return targets(provider);
+    }
+    let each = |version| ToolSearch::modes(provider, version).into_iter().map(move |tool_search| Target { version, tool_search });
+    only.iter().filter(|v| simulates(provider, **v)).flat_map(|v| each(Some(*v))).collect()
+}
+
+/// Whether the fakes can play `provider` `version`: a simulated version, or
+/// a registry release between the oldest and the newest simulated one.
+pub fn simulates(provider: Provider, version: Version) -> bool {
+    let simulated: Vec<Version> = versions(provider).into_iter().flatten().collect();
+    if simulated.contains(&version) {
+        return true;
+    }
+    let (Some(lo), Some(hi)) = (simulated.first(), simulated.last()) else { return false };
+    (*lo..=*hi).contains(&version)
+        && crate::versions::releases(provider).is_ok_and(|all| all.iter().any(|r| r.version == version))
 }
 
 /// Every version of a provider in every tool search mode it has.

@@ -43,7 +43,7 @@ fn a_run_that_cannot_be_useful_says_why_before_the_first_trial() {
     let cases: [(&[&str], &str); 6] = [
         (&["--filter", "zzz"], "no scenario matches --filter `zzz`"),
         (&["--provider", "cursor", "--filter", "approve-tool"], "no scenario matches --filter `approve-tool` with --provider cursor"),
-        (&["--version", "9.9.9"], "--version 9.9.9: not a simulated version (codex 0.146.0"),
+        (&["--version", "9.9.9"], "--version 9.9.9: not a release the fakes simulate (simulated: codex 0.146.0"),
         (&["--driver-cmd", "no-such-program-here --flag"], "--driver-cmd: no program `no-such-program-here`"),
         (&["--filter", "approve-tool-runs", "--tap", tap.to_str().unwrap()], "nodir/x.tap: cannot write a report there: no directory"),
         (&["--filter", "approve-tool-runs", "--junit", dir.path().to_str().unwrap()], "is a directory, not a report file"),
@@ -302,4 +302,21 @@ fn bisect_offline_finds_the_never_denial_threshold() {
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
         assert!(text(&out).contains(error), "{}", text(&out));
     }
+}
+
+/// Any registry release in the simulated range runs on the fake as its
+/// behaviour band has it: a regression reported against 0.158.0 can be run
+/// by that number; a version that is no release is exit 2.
+#[test]
+fn a_release_between_simulated_versions_runs_by_its_number() {
+    let ok = cli(&["run", "--version", "0.158.0", "--filter", "approve-tool-runs-without-prompt"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    assert!(text(&ok).contains("ok   codex-0.158.0::approve-tool-runs-without-prompt"), "{}", text(&ok));
+    // exec refuses `untrusted` from 0.149.0: 0.158.0 is in that band.
+    let args = ["run", "--filter", "approve-tool-runs-without-prompt", "--driver", "mutant:exec-untrusted", "--version"];
+    assert_eq!(cli(&[&args[..], &["0.158.0"]].concat()).status.code(), Some(1));
+    assert_eq!(cli(&[&args[..], &["0.148.0"]].concat()).status.code(), Some(0));
+    let bad = cli(&["run", "--version", "0.158.1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad).contains("--version 0.158.1: not a release the fakes simulate"), "{}", text(&bad));
 }

@@ -17,9 +17,12 @@ use crate::args::RunArgs;
 
 pub fn check(o: &RunArgs, scenarios: &[Arc<Scenario>], trials: &[Trial]) -> Result<(), String> {
     for v in &o.versions {
-        let known = |p: Provider| plan::versions(p).contains(&Some(*v));
-        if !known(Provider::Codex) && !known(Provider::Claude) {
-            return Err(format!("--version {v}: not a simulated version ({}; {})", simulated(Provider::Codex), simulated(Provider::Claude)));
+        if !plan::simulates(Provider::Codex, *v) && !plan::simulates(Provider::Claude, *v) {
+            return Err(format!(
+                "--version {v}: not a release the fakes simulate (simulated: {}; {}; and every registry release between, see `conformance versions`)",
+                simulated(Provider::Codex),
+                simulated(Provider::Claude)
+            ));
         }
     }
     for d in &o.drivers {
