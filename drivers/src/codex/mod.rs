@@ -148,6 +148,8 @@ impl CodexDriver {
         let mut report = TurnReport::default();
         // Bridge items Codex announced, oldest first: (tool, arguments, call id).
         let mut announced: VecDeque<(String, Value, String)> = VecDeque::new();
+        // Bridge calls that arrived before their item was announced.
+        let mut unannounced: Vec<BridgeCall> = Vec::new();
         let bridge = launch.bridge.as_ref();
         loop {
             match self.next(Instant::now() + REPLY_TIMEOUT)? {
@@ -171,21 +173,27 @@ impl CodexDriver {
                 }
                 Incoming::Bridge(call) => {
                     let position = announced.iter().position(|(t, a, _)| *t == call.tool && *a == call.arguments);
+                    if position.is_none() && (self.parts.bridge_call_id)(&call.meta, None).is_empty() {
+                        // Before 0.148.0 `_meta` names no call id, and the item
+                        // announcing this call may still be queued behind it
+                        // (stdout and the bridge are read by different
+                        // threads): it is answered once announced.
+                        unannounced.push(call);
+                        continue;
+                    }
                     let pending = position.and_then(|i| announced.remove(i)).map(|(_, _, id)| id);
-                    let call_id = (self.parts.bridge_call_id)(&call.meta, pending);
-                    let result = (self.parts.bridge_result)(&host.call_tool(&call.tool, &call.arguments));
-                    report.bridged.push(BridgedResult { call_id, tool: call.tool.clone(), result: result.clone() });
-                    let _ = call.reply.send(result);
+                    self.answer_bridge(call, pending, host, &mut report);
                 }
                 Incoming::Notification { method, params } => match method.as_str() {
                     "item/started" => {
                         let item = &params["item"];
                         if item["type"] == "mcpToolCall" && bridge.is_some_and(|b| item["server"] == json!(b.server.trim())) {
-                            announced.push_back((
-                                item["tool"].as_str().unwrap_or("").to_string(),
-                                item["arguments"].clone(),
-                                item["id"].as_str().unwrap_or("").to_string(),
-                            ));
+                            let (tool, arguments) = (item["tool"].as_str().unwrap_or("").to_string(), item["arguments"].clone());
+                            let id = item["id"].as_str().unwrap_or("").to_string();
+                            match unannounced.iter().position(|c| c.tool == tool && c.arguments == arguments) {
+                                Some(i) => self.answer_bridge(unannounced.remove(i), Some(id), host, &mut report),
+                                None => announced.push_back((tool, arguments, id)),
+                            }
                         }
                     }
                     "item/completed" => {
@@ -198,6 +206,15 @@ impl CodexDriver {
                 },
             }
         }
+    }
+
+    /// Runs one bridged call on the host and answers the child, keyed by
+    /// the child's call id (from `_meta`, else the announcing item's).
+    fn answer_bridge(&self, call: BridgeCall, announced: Option<String>, host: &mut dyn Host, report: &mut TurnReport) {
+        let call_id = (self.parts.bridge_call_id)(&call.meta, announced);
+        let result = (self.parts.bridge_result)(&host.call_tool(&call.tool, &call.arguments));
+        report.bridged.push(BridgedResult { call_id, tool: call.tool.clone(), result: result.clone() });
+        let _ = call.reply.send(result);
     }
 
     /// The open thread's id, once a thread/start or thread/resume succeeded.
