@@ -108,3 +108,15 @@ mod tests {
         assert!("1.0".parse::<Version>().is_err());
     }
 }
+
+/// The names of a profile's boolean predicates, from its source, in order:
+/// its `facts` must list them all (a test of each profile checks it).
+#[cfg(test)]
+pub(crate) fn bool_predicates(source: &str) -> Vec<&str> {
+    source
+        .split("pub fn ")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("(&self) -> bool").map(|(name, _)| name))
+        .filter(|name| name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+        .collect()
+}

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::REPLY_TIMEOUT;
 use crate::child::spawn_retrying;
 use crate::error::DriverError;
-use crate::launch::{Launch, ToolCallRecord, TurnReport};
+use crate::launch::{Launch, TurnReport};
 use crate::parts::Parts;
 use crate::spec::{McpServerSpec, ServerSet};
 
@@ -121,7 +121,7 @@ impl CodexExecDriver {
             let event: Value = serde_json::from_str(&line).map_err(|e| DriverError::new("protocol-error", format!("bad JSON from codex exec: {e}")))?;
             match event["type"].as_str().unwrap_or("") {
                 "thread.started" => self.thread_id = event["thread_id"].as_str().map(String::from).or(self.thread_id.take()),
-                "item.completed" => report.tool_calls.extend(tool_call_record(&event["item"])),
+                "item.completed" => report.tool_calls.extend(super::mcp_call_record(&event["item"], "mcp_tool_call")),
                 "turn.failed" => failure = Some(event["error"]["message"].as_str().unwrap_or("turn failed").to_string()),
                 _ => {}
             }
@@ -137,18 +137,4 @@ impl CodexExecDriver {
             None => Ok(report),
         }
     }
-}
-
-fn tool_call_record(item: &Value) -> Option<ToolCallRecord> {
-    if item.get("type")?.as_str()? != "mcp_tool_call" {
-        return None;
-    }
-    let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    Some(ToolCallRecord {
-        call_id: s("id"),
-        server: s("server"),
-        tool: s("tool"),
-        status: s("status"),
-        error: item.pointer("/error/message").and_then(Value::as_str).map(String::from),
-    })
 }

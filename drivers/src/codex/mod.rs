@@ -404,8 +404,13 @@ impl CodexDriver {
 }
 
 fn tool_call_record(params: &Value) -> Option<ToolCallRecord> {
-    let item = params.get("item")?;
-    if item.get("type")?.as_str()? != "mcpToolCall" {
+    mcp_call_record(params.get("item")?, "mcpToolCall")
+}
+
+/// The driver's record of an MCP tool call item of type `kind` (the
+/// app-server's `mcpToolCall`, exec's `mcp_tool_call`: same fields).
+pub(crate) fn mcp_call_record(item: &Value, kind: &str) -> Option<ToolCallRecord> {
+    if item.get("type")?.as_str()? != kind {
         return None;
     }
     let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("").to_string();

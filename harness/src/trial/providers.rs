@@ -63,7 +63,10 @@ impl Fakes {
     /// scripts/fetch-provider.sh) instead of the fakes.
     pub fn with_cached_real_binaries(mut self) -> Fakes {
         for provider in [Provider::Codex, Provider::Claude] {
-            for v in crate::plan::versions(provider).into_iter().flatten() {
+            // Every version in the cache, not only the simulated ones.
+            let dir = super::real::cache_dir().map(|c| c.join(provider.as_str()));
+            let cached = dir.and_then(|d| std::fs::read_dir(d).ok()).into_iter().flatten().flatten();
+            for v in cached.filter_map(|e| e.file_name().to_str()?.parse::<fakes::version::Version>().ok()) {
                 if let Some(bin) = super::real::cached_binary(provider, v) {
                     self.real.insert(format!("{}-{v}", provider.as_str()), bin);
                 }
