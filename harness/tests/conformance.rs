@@ -1,29 +1,29 @@
 //! `cargo test -p harness`: every scenario against the reference driver (as
 //! written, fail-closed: refusing every prompt itself, driving Claude
-//! Code in SDK host mode, and driving `codex exec`) on every measured provider version it drives, and every scenario against the mutants it
-//! names in `caught_by`, which must fail it, and every scenario through the
-//! example shims under examples/ (the codex-app-server-sdk one only where its
-//! venv exists: examples/codex-app-server-sdk/setup.sh, or
-//! $CODEX_APP_SERVER_SDK_PYTHON; the claude-agent-sdk-ts one only where its
-//! setup.sh installed the package; the claude-agent-sdk-py one only where its
-//! venv exists, or $CLAUDE_AGENT_SDK_PY_PYTHON; the codex-sdk-ts one only
-//! where its setup.sh installed the package). Discovery and fan-out live
-//! here; policy lives in the library.
+//! Code in SDK host mode, and driving `codex exec`) on every measured
+//! provider version it drives, and every scenario against the mutants it
+//! names in `caught_by`, which must fail it; every scenario through each
+//! example shim of harness::examples, strictly against its baseline, where
+//! its package is installed (its setup.sh, which .ci/run calls; else ignored
+//! with how to install it), and the README's real-drivers table checked
+//! against those same runs; every real-provider recording replayed on the
+//! fake. Discovery and fan-out live here; policy lives in the library.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
 
+use harness::examples;
+use harness::matrix;
 use harness::mutants::mutants;
 use harness::plan;
 use harness::recordings::{self, Replay};
-use harness::runner::{record, run_mutant, run_one, run_with};
+use harness::runner::{run_mutant, run_one, run_with};
 use harness::scenario::Scenario;
 use harness::source::DriverSource;
 use harness::trial::Fakes;
 use harness::verdict::describe;
-use harness::verdict::expected::{self, ExpectedFailures};
+use harness::verdict::expected::ExpectedFailures;
 use harness::verdict::fidelity::allow::AllowList;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use reports::Outcome;
@@ -79,8 +79,10 @@ fn main() {
         let s = Arc::clone(scenario);
         trials.push(Trial::test(format!("shim::same-verdicts::{}", scenario.id), move || same_verdicts_through_shim(&s)));
     }
-    trials.extend(example_shim_trials(&scenarios));
-    trials.extend(fidelity_trials(&scenarios_by_id, example_shims(&scenarios)));
+    let examples = Arc::new(Examples::new(&scenarios));
+    trials.extend(example_shim_trials(&examples));
+    trials.push(readme_matrix_is_current(&examples));
+    trials.extend(fidelity_trials(&scenarios_by_id, &examples));
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -156,148 +158,114 @@ fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
     if diffs.is_empty() { Ok(()) } else { Err(diffs.join("\n").into()) }
 }
 
-/// An example shim under examples/: its label (the name it reports in
-/// `hello` for the Agent SDK ones), its command and committed baseline when
-/// its package is installed (None: not installed, `absent` says how to), or
-/// why it cannot run.
+/// The example shims (harness::examples), each with its command when its
+/// package is installed and its baseline, and one cell per scenario for its
+/// results: shared by the scenario's own trial and the README check.
+struct Examples {
+    shims: Vec<ExampleShim>,
+    scenarios: Vec<Arc<Scenario>>,
+}
+
 struct ExampleShim {
-    label: &'static str,
+    example: &'static harness::examples::Example,
     shim: Result<Option<(Vec<String>, ExpectedFailures)>, String>,
-    absent: &'static str,
+    cells: Vec<OnceLock<Result<Vec<reports::Trial>, String>>>,
 }
 
-/// The Python example (host-prompts) and the Go-style one (fail-closed)
-/// with no expected failures, the codex-app-server-sdk and claude-agent-sdk
-/// packages with their committed baselines.
-fn example_shims(scenarios: &[Arc<Scenario>]) -> Vec<ExampleShim> {
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let script = |dir: &str| examples.join(dir).join("shim.py").display().to_string();
-    let known: BTreeSet<String> = scenarios.iter().map(|s| s.id.clone()).collect();
-    let sdk = venv_python(SDK_PYTHON, "codex-app-server-sdk-venv").and_then(|python| {
-        let expected = ExpectedFailures::load(&examples.join("codex-app-server-sdk/expected-failures.txt"), &known)?;
-        Ok(python.map(|p| (vec![p.display().to_string(), script("codex-app-server-sdk")], expected)))
-    });
-    let ts_dir = examples.join("claude-agent-sdk-ts");
-    let ts = sdk_node(&ts_dir).and_then(|node| {
-        let expected = ExpectedFailures::load(&ts_dir.join("expected-failures.txt"), &known)?;
-        Ok(node.map(|n| (vec![n.display().to_string(), ts_dir.join("shim.mjs").display().to_string()], expected)))
-    });
-    let py_dir = examples.join("claude-agent-sdk-py");
-    let py = venv_python(PY_SDK_PYTHON, "claude-agent-sdk-py-venv").and_then(|python| {
-        let expected = ExpectedFailures::load(&py_dir.join("expected-failures.txt"), &known)?;
-        Ok(python.map(|p| (vec![p.display().to_string(), script("claude-agent-sdk-py")], expected)))
-    });
-    let plain = |dir| Ok(Some((vec!["python3".to_string(), script(dir)], ExpectedFailures::default())));
-    vec![
-        ExampleShim { label: "python-shim", shim: plain("python-shim"), absent: "" },
-        ExampleShim { label: "go-style-shim", shim: plain("go-style-shim"), absent: "" },
-        ExampleShim { label: "codex-app-server-sdk", shim: sdk, absent: SDK_ABSENT },
-        ExampleShim { label: "claude-agent-sdk-ts", shim: ts, absent: TS_SDK_ABSENT },
-        ExampleShim { label: "claude-agent-sdk-py", shim: py, absent: PY_SDK_ABSENT },
-        ExampleShim { label: "codex-sdk-ts", shim: codex_sdk_ts(&examples.join("codex-sdk-ts"), &known), absent: CODEX_TS_SDK_ABSENT },
-    ]
-}
-
-const CODEX_TS_SDK_NODE: &str = "CODEX_SDK_TS_NODE";
-const CODEX_TS_SDK_ABSENT: &str = "no @openai/codex-sdk under examples/codex-sdk-ts: run its setup.sh \
-    (needs node >= 18 and npm), or set CODEX_SDK_TS_NODE to the node to run shim.mjs with";
-
-/// examples/codex-sdk-ts/shim.mjs and its baseline, once setup.sh installed
-/// the package there: run with $CODEX_SDK_TS_NODE (an error if it names
-/// nothing), else `node` on PATH.
-fn codex_sdk_ts(dir: &Path, known: &BTreeSet<String>) -> Result<Option<(Vec<String>, ExpectedFailures)>, String> {
-    if !dir.join("node_modules/@openai/codex-sdk/package.json").exists() {
-        return Ok(None);
+impl Examples {
+    fn new(scenarios: &[Arc<Scenario>]) -> Examples {
+        let root = examples::root();
+        let known: BTreeSet<String> = scenarios.iter().map(|s| s.id.clone()).collect();
+        let shims = examples::EXAMPLES
+            .iter()
+            .map(|example| {
+                let shim = example.command(&root).and_then(|cmd| match cmd {
+                    Some(cmd) => Ok(Some((cmd, example.baseline(&root, &known)?))),
+                    None => Ok(None),
+                });
+                ExampleShim { example, shim, cells: scenarios.iter().map(|_| OnceLock::new()).collect() }
+            })
+            .collect();
+        Examples { shims, scenarios: scenarios.to_vec() }
     }
-    let node = match std::env::var_os(CODEX_TS_SDK_NODE).filter(|n| !n.is_empty()) {
-        Some(n) if Path::new(&n).exists() => Some(PathBuf::from(n)),
-        Some(n) => return Err(format!("{CODEX_TS_SDK_NODE}={} does not exist", Path::new(&n).display())),
-        None => std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).map(|d| d.join("node")).find(|n| n.is_file()),
-    };
-    let expected = ExpectedFailures::load(&dir.join("expected-failures.txt"), known)?;
-    Ok(node.map(|n| (vec![n.display().to_string(), dir.join("shim.mjs").display().to_string()], expected)))
+
+    /// Shim `e`'s records for scenario `i`, run once.
+    fn results(&self, e: usize, i: usize) -> &Result<Vec<reports::Trial>, String> {
+        let shim = &self.shims[e];
+        shim.cells[i].get_or_init(|| match &shim.shim {
+            Ok(Some((cmd, expected))) => examples::run_scenario(cmd, &self.scenarios[i], expected, &fakes()),
+            Ok(None) => Ok(Vec::new()),
+            Err(e) => Err(e.clone()),
+        })
+    }
 }
 
-/// One trial per scenario for each example shim.
-fn example_shim_trials(scenarios: &[Arc<Scenario>]) -> Vec<Trial> {
+/// One trial per scenario for each example shim: strict against its
+/// baseline (an unexpected failure fails, and so does an entry that no
+/// longer fails); ignored with the reason where every version skipped it.
+fn example_shim_trials(all: &Arc<Examples>) -> Vec<Trial> {
     let mut trials = Vec::new();
-    for ExampleShim { label, shim, absent } in example_shims(scenarios) {
-        let shim = Arc::new(shim);
-        for scenario in scenarios {
-            let (s, shim) = (Arc::clone(scenario), Arc::clone(&shim));
-            trials.push(Trial::ignorable_test(format!("{label}::{}", scenario.id), move || match &*shim {
-                Ok(Some((cmd, expected))) => example_shim_passes(cmd, &s, expected),
-                Ok(None) => Ok(Completion::ignored_with(absent)),
-                Err(e) => Err(e.clone().into()),
+    for (e, shim) in all.shims.iter().enumerate() {
+        for (i, scenario) in all.scenarios.iter().enumerate() {
+            let all = Arc::clone(all);
+            let label = shim.example.label;
+            trials.push(Trial::ignorable_test(format!("{label}::{}", scenario.id), move || {
+                if matches!(all.shims[e].shim, Ok(None)) {
+                    return Ok(Completion::ignored_with(all.shims[e].example.absent()));
+                }
+                let records = all.results(e, i).as_ref().map_err(|e| Failed::from(e.clone()))?;
+                if let Some(skip) = records.iter().all(|r| r.outcome == Outcome::Skip).then(|| records.first()).flatten() {
+                    return Ok(Completion::ignored_with(skip.note.clone().unwrap_or_default()));
+                }
+                let failed: Vec<String> = records
+                    .iter()
+                    .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::UnexpectedPass))
+                    .map(|r| {
+                        let lines = r.note.iter().cloned().chain(r.mismatches.iter().map(describe));
+                        format!("{}:\n  {}", r.name, lines.collect::<Vec<_>>().join("\n  "))
+                    })
+                    .collect();
+                if failed.is_empty() { Ok(Completion::Completed) } else { Err(failed.join("\n").into()) }
             }));
         }
     }
     trials
 }
 
-const SDK_PYTHON: &str = "CODEX_APP_SERVER_SDK_PYTHON";
-const SDK_ABSENT: &str = "no venv with codex-app-server-sdk: run examples/codex-app-server-sdk/setup.sh, \
-    or set CODEX_APP_SERVER_SDK_PYTHON to a Python >= 3.12 that has it";
-
-const PY_SDK_PYTHON: &str = "CLAUDE_AGENT_SDK_PY_PYTHON";
-const PY_SDK_ABSENT: &str = "no venv with claude-agent-sdk: run examples/claude-agent-sdk-py/setup.sh, \
-    or set CLAUDE_AGENT_SDK_PY_PYTHON to a Python >= 3.10 that has it";
-
-/// The Python that has an example's package: $`var` (an error if it names
-/// nothing), else its setup.sh's default venv target/`venv` if made.
-fn venv_python(var: &str, venv: &str) -> Result<Option<PathBuf>, String> {
-    if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        return if p.exists() { Ok(Some(p)) } else { Err(format!("{var}={} does not exist", p.display())) };
-    }
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target").join(venv).join("bin/python");
-    Ok(python.exists().then_some(python))
-}
-
-const TS_SDK_NODE: &str = "CLAUDE_AGENT_SDK_TS_NODE";
-const TS_SDK_ABSENT: &str = "no @anthropic-ai/claude-agent-sdk under examples/claude-agent-sdk-ts: run its setup.sh \
-    (needs node >= 18.14 and npm), or set CLAUDE_AGENT_SDK_TS_NODE to the node to run shim.mjs with";
-
-/// The node that runs examples/claude-agent-sdk-ts/shim.mjs: only once
-/// setup.sh installed the package there; $CLAUDE_AGENT_SDK_TS_NODE (an
-/// error if it names nothing), else `node` on PATH.
-fn sdk_node(dir: &Path) -> Result<Option<PathBuf>, String> {
-    if !dir.join("node_modules/@anthropic-ai/claude-agent-sdk/package.json").exists() {
-        return Ok(None);
-    }
-    if let Some(n) = std::env::var_os(TS_SDK_NODE).filter(|n| !n.is_empty()) {
-        let n = PathBuf::from(n);
-        return if n.exists() { Ok(Some(n)) } else { Err(format!("{TS_SDK_NODE}={} does not exist", n.display())) };
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    Ok(std::env::split_paths(&path).map(|d| d.join("node")).find(|n| n.is_file()))
-}
-
-/// Runs one scenario through a shim on every version and applies the
-/// shim's expected failures as `conformance run --expected-failures` does:
-/// an unexpected failure fails, and so does an entry for this scenario that
-/// no longer fails. Ignored, with the reason, if every version skipped it.
-fn example_shim_passes(cmd: &[String], s: &Arc<Scenario>, expected: &ExpectedFailures) -> Result<Completion, Failed> {
-    let mut records = Vec::new();
-    for t in plan::trials(std::slice::from_ref(s), &[DriverSource::Shim(cmd.to_vec())], &[]) {
-        let started = Instant::now();
-        let outcome = run_one(&t, &fakes()).map_err(|e| Failed::from(format!("{}: {}", e.kind, e.message)))?;
-        records.push(record(&t, &outcome.verdict, outcome.stderr.as_deref(), started.elapsed().as_secs_f64()));
-    }
-    if let Some(skip) = records.iter().all(|r| r.outcome == Outcome::Skip).then(|| records.first()).flatten() {
-        return Ok(Completion::ignored_with(skip.note.clone().unwrap_or_default()));
-    }
-    let mine = ExpectedFailures { entries: expected.entries.iter().filter(|e| e.scenario == s.id).cloned().collect() };
-    expected::apply(&mut records, &mine);
-    let failed: Vec<String> = records
-        .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::UnexpectedPass))
-        .map(|r| {
-            let lines = r.note.iter().cloned().chain(r.mismatches.iter().map(describe));
-            format!("{}:\n  {}", r.name, lines.collect::<Vec<_>>().join("\n  "))
-        })
-        .collect();
-    if failed.is_empty() { Ok(Completion::Completed) } else { Err(failed.join("\n").into()) }
+/// The README's real-drivers table is what `conformance matrix` makes of
+/// these same runs; ignored unless every example shim is installed.
+fn readme_matrix_is_current(all: &Arc<Examples>) -> Trial {
+    let all = Arc::clone(all);
+    Trial::ignorable_test("suite::readme_matrix_is_current", move || {
+        if let Some(absent) = all.shims.iter().find(|s| matches!(s.shim, Ok(None))) {
+            return Ok(Completion::ignored_with(absent.example.absent()));
+        }
+        let root = examples::root();
+        let pairs: Vec<(usize, usize)> = (0..all.shims.len()).flat_map(|e| (0..all.scenarios.len()).map(move |i| (e, i))).collect();
+        harness::pool::map_ordered(&pairs, harness::pool::default_jobs(), |&(e, i)| { all.results(e, i); }, |_, _| {});
+        let mut runs = Vec::new();
+        for (e, shim) in all.shims.iter().enumerate() {
+            let expected = match &shim.shim {
+                Ok(Some((_, expected))) => expected.clone(),
+                Ok(None) => unreachable!("checked above"),
+                Err(e) => return Err(e.clone().into()),
+            };
+            let mut trials = Vec::new();
+            for i in 0..all.scenarios.len() {
+                trials.extend(all.results(e, i).clone().map_err(Failed::from)?);
+            }
+            runs.push(matrix::ExampleRun { example: shim.example, package: shim.example.package(&root), trials, expected });
+        }
+        let table = matrix::table(&runs, &all.scenarios);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+        let readme = std::fs::read_to_string(&path).map_err(|e| Failed::from(e.to_string()))?;
+        let want = matrix::splice(&readme, &table).map_err(Failed::from)?;
+        if want == readme {
+            Ok(Completion::Completed)
+        } else {
+            Err(format!("README.md's real-drivers table is stale; regenerate it with `conformance matrix --write-readme README.md`:\n{}", reports::diff(&want, &readme)).into())
+        }
+    })
 }
 
 /// One trial per recording of a real provider run (recordings/, made by
@@ -305,7 +273,7 @@ fn example_shim_passes(cmd: &[String], s: &Arc<Scenario>, expected: &ExpectedFai
 /// message by message, but for what recordings/ALLOWED.toml allows. One more
 /// trial fails on allow-list entries nothing needs any more and prints the
 /// totals. Runs offline.
-fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>, shims: Vec<ExampleShim>) -> Vec<Trial> {
+fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>, examples: &Examples) -> Vec<Trial> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings");
     let allow = match recordings::allow_list(&root) {
         Ok(a) => a,
@@ -314,7 +282,11 @@ fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>, shims: Vec<Examp
     let files = recordings::files(&root);
     let cells = files.iter().map(|_| OnceLock::new()).collect();
     // The example shims that made recordings, by the name they report.
-    let drivers = shims.into_iter().map(|e| (e.label.to_string(), (e.shim.map(|s| s.map(|(cmd, _)| cmd)), e.absent))).collect();
+    let drivers = examples
+        .shims
+        .iter()
+        .map(|e| (e.example.label.to_string(), (e.shim.clone().map(|s| s.map(|(cmd, _)| cmd)), e.example.absent())))
+        .collect();
     let all = Arc::new(Replays { files, cells, allow, scenarios: scenarios.clone(), drivers });
     let mut trials: Vec<Trial> = (0..all.files.len())
         .map(|i| {
@@ -349,7 +321,7 @@ fn fidelity_trials(scenarios: &BTreeMap<String, Arc<Scenario>>, shims: Vec<Examp
 
 /// The command of each example shim that is installed (None: not
 /// installed), and how to install it.
-type ShimCommands = BTreeMap<String, (Result<Option<Vec<String>>, String>, &'static str)>;
+type ShimCommands = BTreeMap<String, (Result<Option<Vec<String>>, String>, String)>;
 
 /// Each recording replayed once, shared by its own trial and the stale
 /// check; Ok(None) when the shim that made it is not installed.
@@ -382,6 +354,6 @@ impl Replays {
     /// Why recording `i` was not replayed.
     fn absent(&self, i: usize) -> String {
         let driver = recordings::load(&self.files[i]).map(|r| r.driver).unwrap_or_default();
-        self.drivers.get(&driver).map(|(_, absent)| absent.to_string()).unwrap_or_default()
+        self.drivers.get(&driver).map(|(_, absent)| absent.clone()).unwrap_or_default()
     }
 }

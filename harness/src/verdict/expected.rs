@@ -13,6 +13,9 @@ pub struct Entry {
     pub scenario: String,
     pub check: Option<String>,
     pub line: usize,
+    /// The first sentence of the comment paragraph above it: what the
+    /// driver does wrong, for the matrix.
+    pub finding: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -24,7 +27,20 @@ impl ExpectedFailures {
     /// Parses a list; every scenario named must be one of `known`.
     pub fn parse(path: &Path, text: &str, known: &BTreeSet<String>) -> Result<ExpectedFailures, String> {
         let mut entries = Vec::new();
+        let mut paragraph = String::new();
+        let mut in_comment = false;
         for (i, raw) in text.lines().enumerate() {
+            if let Some(comment) = raw.trim().strip_prefix('#') {
+                // A lone `#` (or the first comment after entries) starts a new paragraph.
+                if comment.trim().is_empty() || !in_comment {
+                    paragraph.clear();
+                }
+                in_comment = true;
+                paragraph.push_str(comment.trim());
+                paragraph.push(' ');
+                continue;
+            }
+            in_comment = false;
             let line = raw.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
                 continue;
@@ -40,7 +56,8 @@ impl ExpectedFailures {
             if check.is_some_and(|c| c.is_empty() || c.contains(char::is_whitespace)) {
                 return Err(format!("{at}: `{line}` is not `scenario` or `scenario:check`"));
             }
-            entries.push(Entry { scenario: scenario.to_string(), check: check.map(String::from), line: i + 1 });
+            let finding = first_sentence(&paragraph);
+            entries.push(Entry { scenario: scenario.to_string(), check: check.map(String::from), line: i + 1, finding });
         }
         Ok(ExpectedFailures { entries })
     }
@@ -63,6 +80,12 @@ impl ExpectedFailures {
             && mismatches.iter().all(|m| used.iter().any(|e| e.check.as_ref() == Some(&m.field)));
         all_covered.then_some(used)
     }
+}
+
+/// Up to and including the first `. ` (or all of it).
+fn first_sentence(text: &str) -> String {
+    let text = text.trim();
+    text.find(". ").map_or(text, |end| &text[..=end]).to_string()
 }
 
 /// `scenario` or `scenario:check` lines that make the given failures expected.
@@ -150,6 +173,15 @@ mod tests {
         assert!(e.starts_with("x.txt:2:1: no scenario `nope`"), "{e}");
         let e = ExpectedFailures::parse(Path::new("x.txt"), "s1:two words\n", &known).unwrap_err();
         assert!(e.starts_with("x.txt:1:1:"), "{e}");
+    }
+
+    #[test]
+    fn each_entry_carries_the_first_sentence_of_the_paragraph_above_it() {
+        let known: BTreeSet<String> = ["s1", "s2", "s3"].iter().map(|s| s.to_string()).collect();
+        let text = "# Header. Not a finding.\n#\n# Drops the policy. Because\n# of this.\ns1\ns2\n# Asks twice\ns3\n";
+        let list = ExpectedFailures::parse(Path::new("x.txt"), text, &known).unwrap();
+        let findings: Vec<&str> = list.entries.iter().map(|e| e.finding.as_str()).collect();
+        assert_eq!(findings, ["Drops the policy.", "Drops the policy.", "Asks twice"]);
     }
 
     #[test]
