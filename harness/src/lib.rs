@@ -12,11 +12,16 @@
 
 pub mod bench;
 pub mod bisect;
+pub mod cache;
 pub mod command;
 pub mod contain;
+pub mod differential;
 pub mod driver;
+pub mod examples;
 pub mod fuzzing;
+pub mod generate;
 pub mod limits;
+pub mod matrix;
 pub mod mutants;
 pub mod partition;
 pub mod plan;

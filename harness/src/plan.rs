@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use fakes::version::{Version, VersionRange};
 
@@ -57,6 +57,10 @@ pub fn check_set(scenarios: &[Scenario]) -> Vec<String> {
             problems.push(format!("{}: field `id`: `{}` is also the id of {}", at(s, s.id_at), s.id, at(first, first.id_at)));
             ids.insert(&s.id, first);
         }
+        if s.generated.is_some() {
+            // Generated cases expect nothing; a suite scenario must check something.
+            problems.push(format!("{}: field `generated`: only a generated fidelity case has it, not a suite scenario", at(s, s.id_at)));
+        }
         for (i, m) in s.caught_by.iter().enumerate() {
             if !known.contains(m.as_str()) {
                 let pos = s.caught_by_at.get(i).copied().unwrap_or((1, 1));
@@ -67,14 +71,73 @@ pub fn check_set(scenarios: &[Scenario]) -> Vec<String> {
     problems
 }
 
-/// The versions a provider is simulated at, one trial each, from the fakes'
-/// profiles. Providers without a fake have no versions: one trial, `None`.
+/// The versions a provider is run at by default, one trial each: the newest
+/// release of each behaviour band (a band's releases all hold every fact of
+/// the fake's profile alike, so one stands for all). Providers without a
+/// fake have no versions: one trial, `None`.
 pub fn versions(provider: Provider) -> Vec<Option<Version>> {
     match provider {
-        Provider::Codex => fakes::codex::profile::MEASURED.iter().copied().map(Some).collect(),
-        Provider::Claude => fakes::claude::profile::MEASURED.iter().copied().map(Some).collect(),
+        Provider::Codex | Provider::Claude => {
+            let all = simulated_releases(provider);
+            let bands = crate::versions::bands(provider, &all);
+            let newest = |i: usize| bands.get(i + 1) != bands.get(i);
+            all.iter().enumerate().filter(|(i, _)| newest(*i)).map(|(_, v)| Some(*v)).collect()
+        }
         Provider::Cursor | Provider::Codebuddy => vec![None],
     }
+}
+
+/// Every simulated release (of either provider) that has recordings below
+/// `root`: `root/<provider>/<version>[+mode]/` or
+/// `root/drivers/<driver>/<provider>/<version>/`.
+pub fn recorded_releases(root: &Path) -> Result<Vec<Version>, String> {
+    let dirs = |p: &Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()
+    };
+    if !root.is_dir() {
+        return Err(format!("{}: no such directory of recordings", root.display()));
+    }
+    let mut out = Vec::new();
+    for provider in [Provider::Codex, Provider::Claude] {
+        let mut folders = dirs(&root.join(provider.as_str()));
+        for driver in dirs(&root.join("drivers")) {
+            folders.extend(dirs(&driver.join(provider.as_str())));
+        }
+        for folder in folders {
+            let name = folder.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if let Ok(v) = name.split('+').next().unwrap_or_default().parse::<Version>() {
+                if simulates(provider, v) && !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Every release the fakes play, oldest first: the registry's releases from
+/// the oldest to the newest measured version, and the measured ones.
+pub fn simulated_releases(provider: Provider) -> Vec<Version> {
+    let measured: &[Version] = match provider {
+        Provider::Codex => &fakes::codex::profile::MEASURED,
+        Provider::Claude => &fakes::claude::profile::MEASURED,
+        Provider::Cursor | Provider::Codebuddy => return Vec::new(),
+    };
+    // Parsed once per provider: the plan asks for every trial.
+    static CODEX: OnceLock<Vec<Version>> = OnceLock::new();
+    static CLAUDE: OnceLock<Vec<Version>> = OnceLock::new();
+    let cell = if provider == Provider::Codex { &CODEX } else { &CLAUDE };
+    cell.get_or_init(|| {
+        let (Some(lo), Some(hi)) = (measured.first(), measured.last()) else { return Vec::new() };
+        let registry = crate::versions::releases(provider).unwrap_or_default();
+        let mut all: Vec<Version> = registry.into_iter().map(|r| r.version).filter(|v| (lo..=hi).contains(&v)).collect();
+        all.extend(measured);
+        all.sort();
+        all.dedup();
+        all
+    })
+    .clone()
 }
 
 /// Claude Code's tool search: from 2.1.332 the CLI defers MCP tools (the
@@ -251,13 +314,7 @@ pub fn targets_among(provider: Provider, only: &[Version]) -> Vec<Target> {
 /// Whether the fakes can play `provider` `version`: a simulated version, or
 /// a registry release between the oldest and the newest simulated one.
 pub fn simulates(provider: Provider, version: Version) -> bool {
-    let simulated: Vec<Version> = versions(provider).into_iter().flatten().collect();
-    if simulated.contains(&version) {
-        return true;
-    }
-    let (Some(lo), Some(hi)) = (simulated.first(), simulated.last()) else { return false };
-    (*lo..=*hi).contains(&version)
-        && crate::versions::releases(provider).is_ok_and(|all| all.iter().any(|r| r.version == version))
+    simulated_releases(provider).contains(&version)
 }
 
 /// Every version of a provider in every tool search mode it has.
@@ -290,8 +347,10 @@ mod tests {
         assert_eq!(ToolSearch::modes(Provider::Claude, Some(new)), [ToolSearch::Off, ToolSearch::On]);
         assert_eq!(ToolSearch::modes(Provider::Codex, fakes::codex::profile::MEASURED.last().copied()), [ToolSearch::Off]);
         let claude = targets(Provider::Claude);
-        // 2.1.266 without tool search; every later version both ways.
-        assert_eq!(claude.len(), 1 + 2 * (measured.len() - 1));
+        // Bands without tool search once; every later band both ways.
+        let with: usize = versions(Provider::Claude).into_iter().map(|v| ToolSearch::modes(Provider::Claude, v).len()).sum();
+        assert_eq!(claude.len(), with);
+        assert!(with > versions(Provider::Claude).len(), "some band has tool search");
         assert_eq!(claude.last(), Some(&Target { version: Some(new), tool_search: ToolSearch::On }));
         let (scenarios, _) = embedded();
         let s = scenarios.iter().find(|s| s.provider == Provider::Claude).unwrap();
@@ -299,6 +358,36 @@ mod tests {
         assert_eq!(trial_name(s, on), format!("claude-{new}+tool-search::{}", s.id));
         assert_eq!(trial_name(s, Some(new)), format!("claude-{new}::{}", s.id));
         assert_eq!(provider_label(Provider::Claude, on), format!("claude {new}+tool-search"));
+    }
+
+    #[test]
+    fn the_default_versions_are_the_newest_release_of_each_band() {
+        for provider in [Provider::Codex, Provider::Claude] {
+            let all = simulated_releases(provider);
+            let chosen: Vec<Version> = versions(provider).into_iter().flatten().collect();
+            assert_eq!(chosen.last(), all.last(), "the newest release stands for its band");
+            let bands = crate::versions::bands(provider, &all);
+            assert_eq!(chosen.len(), *bands.last().unwrap(), "{provider:?}: one version per band");
+            for (v, band) in all.iter().zip(&bands) {
+                let stand_in = chosen.iter().find(|c| bands[all.iter().position(|a| a == *c).unwrap()] == *band).unwrap();
+                assert!(stand_in >= v, "{v} is played by the newest of its band, {stand_in}");
+                assert_eq!(crate::versions::facts(provider, *v), crate::versions::facts(provider, *stand_in));
+            }
+        }
+        assert!(simulates(Provider::Codex, fakes::codex::profile::MEASURED[0]));
+        assert!(!simulates(Provider::Codex, "0.145.0".parse().unwrap()), "older than the oldest measured");
+        assert!(!simulates(Provider::Codex, "0.170.0".parse().unwrap()), "no such release");
+    }
+
+    #[test]
+    fn recorded_releases_are_the_simulated_versions_with_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["codex/0.148.0", "codex/0.99.0", "claude/2.1.332+tool-search", "drivers/x/codex/0.171.0", "codex/notes"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        let got: Vec<String> = recorded_releases(dir.path()).unwrap().iter().map(|v| v.to_string()).collect();
+        assert_eq!(got, ["0.148.0", "0.171.0", "2.1.332"]);
+        assert!(recorded_releases(&dir.path().join("none")).is_err());
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub fn record_trial(t: &crate::plan::Trial, fakes: &Fakes) -> Result<(crate::ver
         verdict: verdict.into(),
         summary: outcome.capture.summary,
         conversations: outcome.capture.conversations,
+        case: None,
     };
     Ok((outcome.verdict, Some(recording)))
 }
@@ -125,7 +126,12 @@ pub fn replay(
     fakes: &Fakes,
 ) -> Result<Replay, String> {
     let at = |e: String| format!("{}: {e}", file.display());
-    let scenario = scenarios.get(&real.scenario).ok_or_else(|| at(format!("no scenario `{}`", real.scenario)))?;
+    // A generated case carries its own scenario.
+    let own = match &real.case {
+        Some(text) => Some(Arc::new(Scenario::parse(&file.with_extension("toml"), text).map_err(|e| at(e.to_string()))?)),
+        None => None,
+    };
+    let scenario = own.as_ref().or_else(|| scenarios.get(&real.scenario)).ok_or_else(|| at(format!("no scenario `{}`", real.scenario)))?;
     let version: Version = real.version.parse().map_err(at)?;
     let tool_search = if real.tool_search { ToolSearch::On } else { ToolSearch::Off };
     let target = Target { version: Some(version), tool_search };

@@ -10,6 +10,11 @@ fn cli(args: &[&str]) -> Output {
     Command::new(CLI).args(args).output().expect("the CLI runs")
 }
 
+/// How many Codex trials one scenario makes: one per behaviour band.
+fn codex_bands() -> usize {
+    harness::plan::versions(harness::scenario::Provider::Codex).len()
+}
+
 fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
 }
@@ -22,7 +27,7 @@ fn shim(name: &str) -> String {
 fn exit_0_when_conformant_1_on_failures_2_on_bad_input() {
     let ok = cli(&["run", "--filter", "approve-tool-runs-without-prompt"]);
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
-    assert!(text(&ok).contains("5 passed, 0 failed, 0 skipped"), "{}", text(&ok));
+    assert!(text(&ok).contains(&format!("{} passed, 0 failed, 0 skipped", codex_bands())), "{}", text(&ok));
 
     let bad = cli(&["run", "--filter", "approve-tool-runs-without-prompt", "--driver", "mutant:drop-policy"]);
     assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
@@ -43,7 +48,7 @@ fn a_run_that_cannot_be_useful_says_why_before_the_first_trial() {
     let cases: [(&[&str], &str); 6] = [
         (&["--filter", "zzz"], "no scenario matches --filter `zzz`"),
         (&["--provider", "cursor", "--filter", "approve-tool"], "no scenario matches --filter `approve-tool` with --provider cursor"),
-        (&["--version", "9.9.9"], "--version 9.9.9: not a release the fakes simulate (simulated: codex 0.146.0"),
+        (&["--version", "9.9.9"], "--version 9.9.9: not a release the fakes simulate (simulated: codex 0.146.0 to 0.171.0"),
         (&["--driver-cmd", "no-such-program-here --flag"], "--driver-cmd: no program `no-such-program-here`"),
         (&["--filter", "approve-tool-runs", "--tap", tap.to_str().unwrap()], "nodir/x.tap: cannot write a report there: no directory"),
         (&["--filter", "approve-tool-runs", "--junit", dir.path().to_str().unwrap()], "is a directory, not a report file"),
@@ -127,16 +132,17 @@ fn reports_carry_run_info_and_verdicts() {
     let tap = std::fs::read_to_string(tap).unwrap();
     assert!(tap.starts_with("TAP version 14\n"));
     assert!(tap.contains("# driver: mutant:server-wide-approve"));
-    assert!(tap.contains("not ok 1 - codex-0.146.0::approve-is-exact-per-tool"));
+    let oldest = harness::plan::versions(harness::scenario::Provider::Codex)[0].unwrap();
+    assert!(tap.contains(&format!("not ok 1 - codex-{oldest}::approve-is-exact-per-tool")), "{tap}");
     let xml = std::fs::read_to_string(junit).unwrap();
     assert!(xml.contains("<failure") && xml.contains("codex 0.171.0"), "{xml}");
     let html = std::fs::read_to_string(&matrix).unwrap();
-    // Five failed trials, and the three criteria the scenario covers failing.
-    assert_eq!(html.matches("class=\"fail\"").count(), 5 + 3);
+    // A failed trial per band, and the three criteria the scenario covers failing.
+    assert_eq!(html.matches("class=\"fail\"").count(), codex_bands() + 3);
     let criteria = &html[html.find("<table id=\"criteria\">").expect("criteria table")..];
     assert!(criteria.contains("<th scope=\"row\">AC-4</th><td>A fifth tool on the same server"), "{criteria}");
     assert!(criteria.contains("<th scope=\"row\">exact</th>"), "{criteria}");
-    rendered_in_chromium(&matrix, 5 + 3);
+    rendered_in_chromium(&matrix, codex_bands() + 3);
 }
 
 /// Headless Chromium renders the page with one failed cell per trial. CI
@@ -209,25 +215,29 @@ fn several_drivers_make_one_report_with_a_column_group_each() {
         "--driver", "reference", "--driver", "mutant:drop-policy", "--matrix", matrix.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("driver reference: 5 passed, 0 failed"), "{}", text(&o));
-    assert!(text(&o).contains("driver mutant:drop-policy: 0 passed, 5 failed"), "{}", text(&o));
+    let n = codex_bands();
+    assert!(text(&o).contains(&format!("driver reference: {n} passed, 0 failed")), "{}", text(&o));
+    assert!(text(&o).contains(&format!("driver mutant:drop-policy: 0 passed, {n} failed")), "{}", text(&o));
     let html = std::fs::read_to_string(matrix).unwrap();
-    // Five trials each, and the scenario's two criteria in a column per driver.
-    assert_eq!(html.matches("<td class=\"pass\"").count(), 5 + 2);
-    assert_eq!(html.matches("<td class=\"fail\"").count(), 5 + 2);
+    // A trial per band each, and the scenario's two criteria in a column per driver.
+    assert_eq!(html.matches("<td class=\"pass\"").count(), n + 2);
+    assert_eq!(html.matches("<td class=\"fail\"").count(), n + 2);
     let reference = html.find("reference<br>").unwrap();
     assert!(reference < html.find("mutant:drop-policy<br>").unwrap(), "columns follow the order drivers ran");
 }
 
 /// `conformance versions` lists the registry's releases from the committed
-/// snapshot (offline), marks the simulated ones and names each band's facts.
+/// snapshot (offline), marks each band's stand-in and names each band's facts.
 #[test]
 fn versions_lists_releases_and_their_behaviour_bands() {
     let out = cli(&["versions", "codex", "--recordings", "/nonexistent"]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
     let row = |v: &str| t.lines().find(|l| l.split_whitespace().next() == Some(v)).unwrap_or_else(|| panic!("no {v}:\n{t}")).to_string();
-    assert!(row("0.146.0").ends_with("simulated") && row("0.171.0").ends_with("simulated"), "{t}");
+    // The newest release of each band is the one the default run plays.
+    assert!(row("0.171.0").ends_with("default run"), "{t}");
+    let bands = t.lines().filter(|l| l.starts_with("band ")).count() + 1;
+    assert_eq!(t.lines().filter(|l| l.ends_with("default run")).count(), bands, "one per band:\n{t}");
     assert!(row("0.158.0").split_whitespace().nth(3) == Some("0"), "{}", row("0.158.0"));
     assert!(!t.lines().any(|l| l.starts_with("0.145.")), "older than the simulated range without --all:\n{t}");
     assert!(t.contains("band 3 from 0.148.0: never_denies_in_cli, call_meta_has_call_id"), "{t}");
@@ -319,4 +329,45 @@ fn a_release_between_simulated_versions_runs_by_its_number() {
     let bad = cli(&["run", "--version", "0.158.1"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad).contains("--version 0.158.1: not a release the fakes simulate"), "{}", text(&bad));
+}
+
+/// `conformance cache` lists an (XDG) cache's releases with their sizes and
+/// marks what the default run does not play; `--prune` removes just those
+/// and unfinished fetches, `--keep` spares one.
+#[test]
+fn cache_lists_sizes_and_prunes_what_the_default_run_does_not_play() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("approval-conformance/codex");
+    for (dir, bytes) in [("0.171.0", 2_000_000), ("0.146.0", 1_000), ("0.150.0", 10), (".fetch-abc", 5)] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        std::fs::write(root.join(dir).join("bin"), vec![0u8; bytes]).unwrap();
+    }
+    let run = |args: &[&str]| Command::new(CLI).args(args).env("XDG_CACHE_HOME", home.path()).output().unwrap();
+    let out = run(&["cache"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("2.0 MB in 4 folders"), "{t}");
+    let line = |v: &str| t.lines().find(|l| l.contains(v)).unwrap_or_else(|| panic!("no {v}:\n{t}")).to_string();
+    assert!(!line("0.171.0").ends_with("prunable"), "the newest release is played by default:\n{t}");
+    assert!(line(".fetch-abc").ends_with("prunable") && line("0.150.0").ends_with("prunable"), "{t}");
+    let pruned = run(&["cache", "--prune", "--keep", "0.150.0"]);
+    assert_eq!(pruned.status.code(), Some(0), "{}", text(&pruned));
+    assert!(root.join("0.171.0").is_dir() && root.join("0.150.0").is_dir() && !root.join(".fetch-abc").exists(), "{}", text(&pruned));
+    assert_eq!(run(&["cache", "--keep", "0.150.0"]).status.code(), Some(2), "--keep needs --prune");
+}
+
+/// Generated fidelity cases need a provider and a simulated version; bad
+/// ones are exit 2 with one line, before anything runs or is fetched.
+#[test]
+fn generated_fidelity_cases_refuse_bad_input() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["fidelity", "--cases", "3", "--provider", "codex", "--version", "0.99.0"], "--version 0.99.0: not a codex release the fakes simulate"),
+        (&["fidelity", "--cases", "3", "--provider", "codex"], "--version"),
+        (&["fidelity", "--cases", "3", "--provider", "codex", "--version", "0.171.0", "--driver", "nope"], "no built-in driver `nope`"),
+    ];
+    for (args, says) in cases {
+        let out = cli(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
+    }
 }

@@ -13,6 +13,9 @@ fn run(mode: &str) -> (Option<i32>, String, Vec<u32>) {
     run_shim(mode, "3", &["--version", "0.171.0"])
 }
 
+/// Five releases, so each run has five trials per driver whatever the bands.
+const FIVE: [&str; 10] = ["--version", "0.146.0", "--version", "0.147.0", "--version", "0.148.0", "--version", "0.153.4", "--version", "0.171.0"];
+
 /// Runs the hostile shim with `args` (its mode first) under a trial limit of
 /// `timeout` seconds, with `extra` run arguments. A run over 20 s fails:
 /// with a limit above that, it shows no trial waited for its limit.
@@ -23,6 +26,7 @@ fn run_shim(args: &str, timeout: &str, extra: &[&str]) -> (Option<i32>, String, 
     let started = Instant::now();
     let out = Command::new(CLI)
         .args(["run", "--filter", "approve-tool-runs-without-prompt"])
+        .args(if extra.contains(&"--version") { &[][..] } else { &FIVE[..] })
         .args(extra)
         .arg("--driver-cmd")
         .arg(format!("python3 {} {args}", shim.display()))
@@ -80,7 +84,9 @@ fn a_shim_that_never_says_hello_fails_its_trials_and_nothing_else() {
     let tap = dir.path().join("r.tap");
     let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims/hostile.py");
     let out = Command::new(CLI)
-        .args(["run", "--filter", "approve-tool-runs-without-prompt", "--driver", "reference", "--driver-cmd"])
+        .args(["run", "--filter", "approve-tool-runs-without-prompt"])
+        .args(FIVE)
+        .args(["--driver", "reference", "--driver-cmd"])
         .arg(format!("python3 {} silent-hello", shim.display()))
         .args(["--tap", tap.to_str().unwrap()])
         .env("CONFORMANCE_TRIAL_TIMEOUT", "3")

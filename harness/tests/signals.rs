@@ -25,7 +25,10 @@ impl Run {
         let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims/hostile.py");
         let report = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
         let child = Command::new(CLI)
-            .args(["run", "--filter", "approve-tool-runs-without-prompt", "-j", "2", "--driver", "reference", "--driver-cmd"])
+            // Five releases (five trials per driver), whatever the bands.
+            .args(["run", "--filter", "approve-tool-runs-without-prompt", "-j", "2"])
+            .args(["--version", "0.146.0", "--version", "0.147.0", "--version", "0.148.0", "--version", "0.153.4", "--version", "0.171.0"])
+            .args(["--driver", "reference", "--driver-cmd"])
             .arg(format!("python3 {} escape-hang", shim.display()))
             .args(["--tap", &report("r.tap"), "--junit", &report("r.xml"), "--matrix", &report("r.html")])
             .env("TMPDIR", dir.path().join("tmp"))

@@ -87,6 +87,11 @@ pub struct Scenario {
     /// driver skips it with this reason.
     #[serde(default)]
     pub not_in_exec: Option<String>,
+    /// A generated fidelity case (`seed S case N`): judged by comparing the
+    /// fake's and the real CLI's recordings, so it claims no criterion, names
+    /// no mutant and its steps expect nothing.
+    #[serde(default)]
+    pub generated: Option<String>,
     #[serde(skip)]
     pub path: PathBuf,
     /// Line and column of `id` and of each `caught_by` entry, for the

@@ -80,6 +80,22 @@ pub enum Command {
         #[arg(long, default_value = "recordings")]
         recordings: PathBuf,
     },
+    /// Run every example shim under examples/ (the real packages and the
+    /// hand-written drivers) through the fakes on one release per band,
+    /// strictly against its committed baseline, and print the real-drivers
+    /// matrix: each shim on each provider version, the criteria passed, failed
+    /// with the finding, skipped with the reason. Exit 1 if any shim fails
+    /// beyond its baseline.
+    Matrix {
+        /// Also write the table into FILE between its two marker lines (the
+        /// README's; every example must then be installed: .ci/run or each
+        /// example's setup.sh).
+        #[arg(long, value_name = "FILE")]
+        write_readme: Option<PathBuf>,
+        /// Trials run at once (default: the number of cores).
+        #[arg(short = 'j', long)]
+        jobs: Option<usize>,
+    },
     /// Put the shards of a partitioned run (their --json files) together
     /// into one set of reports, as the unsplit run would have written them;
     /// exit 2 if a shard is missing, given twice or from another plan, or
@@ -135,6 +151,17 @@ pub enum Command {
         #[arg(long, default_value = "reference")]
         driver: String,
     },
+    /// Show the real-binary cache (each release's size, which the default
+    /// run needs) and prune it.
+    Cache {
+        /// Remove every cached release the default run does not play (each
+        /// band's newest is kept) and unfinished fetches.
+        #[arg(long)]
+        prune: bool,
+        /// Also keep this release (repeatable).
+        #[arg(long, value_name = "X.Y.Z", value_parser = parse_version, requires = "prune")]
+        keep: Vec<Version>,
+    },
     /// Fetch real binaries from the npm registry into the cache.
     Fetch {
         provider: RealProvider,
@@ -162,6 +189,26 @@ pub enum Command {
         /// replayed with it (repeatable); without one they are skipped.
         #[arg(long = "driver-cmd", value_name = "'PROGRAM ARGS...'")]
         driver_cmd: Vec<String>,
+        /// Instead of the recordings: N generated cases (seed --seed), each
+        /// run twice on the real binary (--provider, --version; fetched on
+        /// demand) and once on the fake, compared message by message.
+        #[arg(long, value_name = "N", requires_all = ["provider", "version"], conflicts_with_all = ["filter", "driver_cmd"])]
+        cases: Option<u64>,
+        #[arg(long, value_name = "S", default_value_t = 1, requires = "cases")]
+        seed: u64,
+        #[arg(long, requires = "cases")]
+        provider: Option<RealProvider>,
+        #[arg(long, value_name = "X.Y.Z", value_parser = parse_version, requires = "cases")]
+        version: Option<Version>,
+        /// The built-in driver that plays the cases.
+        #[arg(long, default_value = "reference", requires = "cases")]
+        driver: String,
+        /// Shrink each case that does not agree and write its real
+        /// recording, scenario inside, to DIR/<provider>/<version>/ (DIR =
+        /// recordings: an offline fidelity trial that fails until the fake
+        /// is fixed).
+        #[arg(long, value_name = "DIR", requires = "cases")]
+        out: Option<PathBuf>,
     },
     /// Run on the real binaries (like `run --real`) and write each trial's
     /// normalized recording under OUT/<provider>/<version>/<scenario>.json.
@@ -211,9 +258,15 @@ pub struct RunArgs {
     /// on spaces (repeatable).
     #[arg(long = "driver-cmd", value_name = "'PROGRAM ARGS...'")]
     pub driver_cmd: Vec<String>,
-    /// Only these provider versions (repeatable).
+    /// Only these provider versions (repeatable). Without it (or
+    /// --all-versions) each scenario runs on the newest release of every
+    /// behaviour band (`conformance versions`).
     #[arg(long = "version", value_name = "X.Y.Z", value_parser = parse_version)]
     pub versions: Vec<Version>,
+    /// Every release with committed recordings (below DIR/<provider>/ and
+    /// DIR/drivers/*/<provider>/), instead of one per behaviour band.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "recordings", conflicts_with = "versions")]
+    pub all_versions: Option<PathBuf>,
     /// `scenario` or `scenario:check` per line; strict.
     #[arg(long, value_name = "FILE")]
     pub expected_failures: Option<PathBuf>,

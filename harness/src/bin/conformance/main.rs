@@ -7,7 +7,10 @@
 
 mod args;
 mod bisect;
+mod cache;
+mod differential;
 mod explain;
+mod matrix;
 mod preflight;
 mod merge;
 mod record;
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
             exit(harness::shim::serve(driver.as_mut(), stdin.lock(), std::io::stdout()))
         }
         Some(Command::Fetch { provider, versions }) => fetch(provider, &versions),
+        Some(Command::Cache { prune, keep }) => cache::run(prune, &keep),
         Some(Command::Bisect { provider, filter, check, good, bad, offline, recordings, driver }) => {
             let how = bisect::How { offline, recordings, driver };
             bisect::run(real_provider(provider), &filter, check, good, bad, &how)
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
         Some(Command::Merge { shards, expected_failures, tap, junit, matrix, json }) => {
             merge::run(&shards, expected_failures.as_deref(), [&tap, &junit, &matrix, &json])
         }
+        Some(Command::Matrix { write_readme, jobs }) => matrix::run(write_readme.as_deref(), jobs),
         Some(Command::Versions { provider, all, recordings }) => versions::print(real_provider(provider), all, &recordings),
         Some(Command::List { select, criteria: true }) => match scenarios(&select) {
             Ok(selected) => {
@@ -123,6 +128,10 @@ fn main() -> ExitCode {
         Some(Command::Fidelity { rules: true, .. }) => {
             harness::verdict::fidelity::rules().iter().for_each(|r| println!("{r}"));
             ExitCode::SUCCESS
+        }
+        Some(Command::Fidelity { cases: Some(cases), seed, provider: Some(provider), version: Some(version), driver, recordings, out, .. }) => {
+            let provider = real_provider(provider);
+            differential::run(&differential::Ask { provider, version, cases, seed, driver: &driver, recordings: &recordings, out: out.as_deref() })
         }
         Some(Command::Fidelity { recordings, filter, jobs, driver_cmd, .. }) => {
             let fakes = match std::env::current_exe() {
@@ -206,7 +215,15 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let mut trials = plan::trials(&scenarios, &o.drivers, &o.versions);
+    let mut versions = o.versions.clone();
+    if let Some(dir) = &o.all_versions {
+        versions = match plan::recorded_releases(dir) {
+            Ok(v) if !v.is_empty() => v,
+            Ok(_) => return bad(&format!("--all-versions: no recordings of a simulated release below {}", dir.display())),
+            Err(e) => return bad(&format!("--all-versions: {e}")),
+        };
+    }
+    let mut trials = plan::trials(&scenarios, &o.drivers, &versions);
     if let Err(e) = preflight::check(o, &scenarios, &trials) {
         return bad(&e);
     }

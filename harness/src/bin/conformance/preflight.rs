@@ -19,7 +19,7 @@ pub fn check(o: &RunArgs, scenarios: &[Arc<Scenario>], trials: &[Trial]) -> Resu
     for v in &o.versions {
         if !plan::simulates(Provider::Codex, *v) && !plan::simulates(Provider::Claude, *v) {
             return Err(format!(
-                "--version {v}: not a release the fakes simulate (simulated: {}; {}; and every registry release between, see `conformance versions`)",
+                "--version {v}: not a release the fakes simulate (simulated: {}; {}; every registry release in those ranges, see `conformance versions`)",
                 simulated(Provider::Codex),
                 simulated(Provider::Claude)
             ));
@@ -78,8 +78,11 @@ fn os_words(e: &std::io::Error) -> String {
 }
 
 fn simulated(p: Provider) -> String {
-    let all: Vec<String> = plan::versions(p).into_iter().flatten().map(|v| v.to_string()).collect();
-    format!("{} {}", p.as_str(), all.join(", "))
+    let all = plan::simulated_releases(p);
+    match (all.first(), all.last()) {
+        (Some(lo), Some(hi)) => format!("{} {lo} to {hi}", p.as_str()),
+        _ => format!("{} none", p.as_str()),
+    }
 }
 
 /// A report can be written at `path`: its directory takes a new file and

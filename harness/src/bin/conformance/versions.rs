@@ -17,8 +17,8 @@ pub fn print(provider: Provider, all: bool, recordings: &Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let simulated: Vec<_> = harness::plan::versions(provider).into_iter().flatten().collect();
-    let oldest = simulated.first().copied();
+    let stand_ins: Vec<_> = harness::plan::versions(provider).into_iter().flatten().collect();
+    let oldest = harness::plan::simulated_releases(provider).first().copied();
     let releases: Vec<_> = reg.releases.into_iter().filter(|r| all || oldest.is_none_or(|o| r.version >= o)).collect();
     let versions: Vec<_> = releases.iter().map(|r| r.version).collect();
     let band = bands(provider, &versions);
@@ -36,7 +36,7 @@ pub fn print(provider: Provider, all: bool, recordings: &Path) -> ExitCode {
     let _ = writeln!(out, "{:<10} {:<10} {:<6} {:>10}  band", "version", "published", "cached", "recordings");
     for (r, b) in releases.iter().zip(&band) {
         let cached = harness::trial::real::cached_binary(provider, r.version).is_some();
-        let note = if simulated.contains(&r.version) { "  simulated" } else { "" };
+        let note = if stand_ins.contains(&r.version) { "  default run" } else { "" };
         let published = r.published.get(..10).unwrap_or("-");
         let _ = writeln!(out, "{:<10} {:<10} {:<6} {:>10}  {b}{note}", r.version.to_string(), published, if cached { "yes" } else { "no" }, recorded(recordings, provider, r.version));
     }
@@ -47,7 +47,7 @@ pub fn print(provider: Provider, all: bool, recordings: &Path) -> ExitCode {
         }
     }
     if let Some(from) = versions.first() {
-        let _ = writeln!(out, "(band 1 from {from}; a fact's name: it holds from there on, `!name`: it stops holding. The facts are the fake's profile predicates.)");
+        let _ = writeln!(out, "(band 1 from {from}; a fact's name: it holds from there on, `!name`: it stops holding. The facts are the fake's profile predicates. `default run`: the newest release of its band, which `conformance run` plays for the whole band; --all-versions plays every recorded one.)");
     }
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
     ExitCode::SUCCESS

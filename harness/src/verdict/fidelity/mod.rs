@@ -72,6 +72,9 @@ pub struct Recording {
     pub verdict: String,
     pub summary: Value,
     pub conversations: Conversations,
+    /// A generated case's scenario text (its id is no suite scenario's).
+    #[serde(default)]
+    pub case: Option<String>,
 }
 
 impl Recording {
@@ -91,6 +94,9 @@ impl Recording {
         }
         for (k, v) in [("driver", &self.driver), ("verdict", &self.verdict)] {
             out += &format!("  {}: {},\n", json!(k), json!(v));
+        }
+        if let Some(case) = &self.case {
+            out += &format!("  \"case\": {},\n", json!(case));
         }
         let summary = serde_json::to_string_pretty(&self.summary).unwrap_or_default().replace('\n', "\n  ");
         out += &format!("  \"summary\": {summary},\n  \"conversations\": {{");
@@ -129,6 +135,7 @@ mod tests {
                 ("mcp/files".to_string(), vec![]),
                 ("provider".to_string(), vec![json!({"launch": ["app-server"]}), json!({"c2s": {"id": "<c0>", "method": "initialize"}})]),
             ]),
+            case: None,
         };
         let text = r.to_text();
         assert!(text.contains("\n      {\"c2s\":{\"id\":\"<c0>\",\"method\":\"initialize\"}}\n"), "{text}");
@@ -136,7 +143,9 @@ mod tests {
         assert!(!text.contains("tool_search"), "{text}");
         let on = Recording { tool_search: true, ..r.clone() }.to_text();
         assert!(Recording::parse(&on).unwrap().tool_search, "{on}");
+        let case = Recording { case: Some("id = \"gen-1-2\"\n".into()), ..r.clone() }.to_text();
         let back = Recording::parse(&text).unwrap();
-        assert_eq!((back.summary, back.conversations), (r.summary, r.conversations));
+        assert_eq!((back.summary, back.conversations, back.case), (r.summary, r.conversations, None));
+        assert_eq!(Recording::parse(&case).unwrap().case.as_deref(), Some("id = \"gen-1-2\"\n"), "{case}");
     }
 }

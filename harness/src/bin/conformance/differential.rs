@@ -1,0 +1,124 @@
+//! `conformance fidelity --cases N --seed S --provider P --version V`:
+//! generated cases on the fake and on the real binary, compared message by
+//! message; prints each case's outcome and the agreement rate.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use fakes::version::Version;
+use harness::differential::{case_scenario, run_case, tally, CaseRun, Outcome};
+use harness::generate;
+use harness::plan;
+use harness::recordings;
+use harness::scenario::{Provider, Scenario};
+use harness::verdict::fidelity::Recording;
+use harness::source::DriverSource;
+use harness::trial::Fakes;
+
+/// Longest list of differences printed for one case.
+const SHOWN: usize = 12;
+
+/// Most shrinking probes per disagreeing case (each is three runs).
+const SHRINK_BUDGET: usize = 48;
+
+pub struct Ask<'a> {
+    pub provider: Provider,
+    pub version: Version,
+    pub cases: u64,
+    pub seed: u64,
+    pub driver: &'a str,
+    /// Where the allow-list is (RECORDINGS/ALLOWED.toml).
+    pub recordings: &'a Path,
+    /// Where to write each disagreeing case, shrunk, as a recording.
+    pub out: Option<&'a Path>,
+}
+
+pub fn run(ask: &Ask) -> ExitCode {
+    match cases(ask) {
+        Ok(all_agree) => ExitCode::from(if all_agree { 0 } else { 1 }),
+        Err(e) => super::bad(&e),
+    }
+}
+
+fn cases(ask: &Ask) -> Result<bool, String> {
+    let name = ask.provider.as_str();
+    if !plan::simulates(ask.provider, ask.version) {
+        return Err(format!("--version {}: not a {name} release the fakes simulate (`conformance versions {name}`)", ask.version));
+    }
+    let driver = DriverSource::builtin_named(ask.driver).ok_or_else(|| format!("--driver: no built-in driver `{}` (see `conformance mutants`)", ask.driver))?;
+    let allow = recordings::allow_list(ask.recordings)?;
+    let bin = harness::trial::real::fetch(ask.provider, ask.version).map_err(|e| format!("no real {name} {}: {e}", ask.version))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    let fake = Fakes::multicall(exe);
+    let mut real = fake.clone();
+    real.real.insert(format!("{name}-{}", ask.version), bin);
+    real.real_only = true;
+    println!("fidelity: {} generated cases (seed {}) on {name} {}, fake and real, by {}", ask.cases, ask.seed, ask.version, ask.driver);
+    let mut runs = Vec::new();
+    let play = |scenario: Scenario| run_case(Arc::new(scenario), ask.version, &driver, &real, &fake, &allow);
+    for n in 0..ask.cases {
+        let (id, text, scenario) = case_scenario(ask.provider, ask.seed, n)?;
+        let (outcome, recording) = play(scenario);
+        let agreed;
+        let (label, lines) = match &outcome {
+            Outcome::Agree(messages) => {
+                agreed = [format!("{messages} messages alike")];
+                ("agree   ", &agreed[..])
+            }
+            Outcome::Disagree(d) => ("DIFFER  ", &d[..]),
+            Outcome::Flaky(d) => ("flaky   ", &d[..]),
+            Outcome::Crashed(why) => ("CRASHED ", std::slice::from_ref(why)),
+        };
+        println!("{label}{id}");
+        for line in lines.iter().take(SHOWN) {
+            println!("    {line}");
+        }
+        if lines.len() > SHOWN {
+            println!("    ... and {} more", lines.len() - SHOWN);
+        }
+        if let (Outcome::Disagree(_), Some(dir)) = (&outcome, ask.out) {
+            let file = shrink_and_write(ask, n, &play, recording, dir)?;
+            println!("    shrunk and written: {}", file.display());
+        }
+        runs.push(CaseRun { n, id, text, outcome });
+    }
+    println!("\n{name} {}: {}", ask.version, tally(&runs));
+    let disagreeing: Vec<&str> = runs.iter().filter(|r| !matches!(r.outcome, Outcome::Agree(_) | Outcome::Flaky(_))).map(|r| r.id.as_str()).collect();
+    Ok(disagreeing.is_empty())
+}
+
+/// Shrinks a disagreeing case (while the fake still disagrees with the real
+/// CLI) and writes the smallest one's real recording, its scenario text
+/// inside, to OUT/<provider>/<version>/<id>.json: an offline fidelity trial
+/// that fails until the fake is fixed.
+fn shrink_and_write(ask: &Ask, n: u64, play: &dyn Fn(Scenario) -> (Outcome, Option<Recording>), first: Option<Recording>, out: &Path) -> Result<PathBuf, String> {
+    let id = format!("gen-{}-{n}-min", ask.seed);
+    let origin = format!("seed {} case {n}, shrunk", ask.seed);
+    let mut last = first;
+    let (small, probes) = generate::shrink(generate::tree(ask.provider, ask.seed, n), SHRINK_BUDGET, |case| match case.scenario(&id, &origin) {
+        Ok(s) => match play(s) {
+            (Outcome::Disagree(_), Some(r)) => {
+                last = Some(r);
+                true
+            }
+            _ => false,
+        },
+        Err(_) => false,
+    });
+    let text = small.to_toml(&id, &origin);
+    // The recording of the smallest case that still disagreed.
+    let mut recording = match last {
+        Some(r) if r.scenario == id => r,
+        _ => match play(small.scenario(&id, &origin)?) {
+            (_, Some(r)) => r,
+            (o, None) => return Err(format!("{id}: no real recording of the shrunk case ({o:?})")),
+        },
+    };
+    recording.case = Some(text);
+    let dir = recordings::folder(out, &recording.driver, &recording.provider, &recording.version);
+    let file = dir.join(format!("{id}.json"));
+    std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, recording.to_text())).map_err(|e| format!("{}: {e}", file.display()))?;
+    println!("    shrunk in {probes} probes to {} servers, {} steps", small.servers.len(), small.steps.len());
+    Ok(file)
+}
