@@ -41,19 +41,25 @@ impl Profile {
             ("thread_start_lists_disabled_plugins", self.thread_start_lists_disabled_plugins()),
             ("thread_history_paginated", self.thread_history_paginated()),
             ("thread_has_section", self.thread_has_section()),
+            ("thread_has_project_id", self.thread_has_project_id()),
             ("thread_names_model", self.thread_names_model()),
             ("thread_has_environments", self.thread_has_environments()),
+            ("thread_has_attached_to_thread_id", self.thread_has_attached_to_thread_id()),
             ("startup_status_has_environment_id", self.startup_status_has_environment_id()),
             ("turn_has_root_turn_id", self.turn_has_root_turn_id()),
             ("agent_message_has_delivery", self.agent_message_has_delivery()),
+            ("agent_message_has_questions", self.agent_message_has_questions()),
             ("agent_message_has_moderation", self.agent_message_has_moderation()),
             ("items_have_timestamps", self.items_have_timestamps()),
             ("item_completed_has_token_count", self.item_completed_has_token_count()),
             ("tool_item_has_read_only_hint", self.tool_item_has_read_only_hint()),
+            ("tool_item_has_app_ui", self.tool_item_has_app_ui()),
             ("tool_item_has_environment", self.tool_item_has_environment()),
             ("resume_warns_full_history", self.resume_warns_full_history()),
             ("resume_reports_collaboration_mode", self.resume_reports_collaboration_mode()),
             ("rollout_records_thread_settings", self.rollout_records_thread_settings()),
+            ("rollout_records_resumed_settings", self.rollout_records_resumed_settings()),
+            ("rollout_records_token_usage", self.rollout_records_token_usage()),
             ("elicitation_has_tool_annotations", self.elicitation_has_tool_annotations()),
             ("rate_limits_name_normal_model", self.rate_limits_name_normal_model()),
             ("reports_read_state", self.reports_read_state()),
@@ -68,196 +74,273 @@ impl Profile {
         format!("codex-cli {}", self.version)
     }
 
-    /// From 0.148.0 a call that needs approval under `never` fails in the CLI
-    /// instead of sending the elicitation.
+    /// A call that needs approval under `never` fails in the CLI instead of
+    /// sending the elicitation: first in 0.148.0 (not in 0.147.0, the release
+    /// before it; recordings/drivers/reference-codex-exec/codex/0.148.0/prompt-tool-always-asks.json).
     pub fn never_denies_in_cli(&self) -> bool {
         self.version.at_least(0, 148, 0)
     }
 
-    /// Up to 0.162.x a float `annotations.priority` in a result block fails the
-    /// item with "Unexpected response type"; 0.163.0 fixed it.
+    /// A float `annotations.priority` in a result block fails the item with
+    /// "Unexpected response type" (recordings/drivers/bridge-keeps-annotations/
+    /// codex/<V>/bridged-results-model-facing-once.json): in 0.146.0 and
+    /// 0.146.1, not in 0.147.0 and 0.148.0, again first in 0.149.0 (not in
+    /// 0.148.0, the release before it), last in 0.162.1 (not in 0.163.0).
     pub fn float_priority_breaks(&self) -> bool {
-        !self.version.at_least(0, 163, 0)
+        let v = self.version;
+        !v.at_least(0, 163, 0) && !(v.at_least(0, 147, 0) && !v.at_least(0, 149, 0))
     }
 
-    /// Up to 0.150.x the model gets one string with the blocks as JSON
-    /// (annotations kept); from 0.152.1 an array of input_text parts.
+    /// The model gets an array of input_text parts (before: one string with the
+    /// blocks as JSON, annotations kept): first in 0.151.0 (not in 0.150.1, the
+    /// release before it; recordings/codex/0.151.0/bridged-results-model-facing-once.json).
     pub fn output_as_input_text_array(&self) -> bool {
-        self.version.at_least(0, 152, 1)
+        self.version.at_least(0, 151, 0)
     }
 
-    /// `{readOnlyHint:true, destructiveHint:true}` prompts up to 0.167.x and
-    /// not in 0.171.0; the versions between were not measured.
+    /// `{readOnlyHint:true, destructiveHint:true}` runs without a prompt: first
+    /// in 0.169.0 (not in 0.168.0, the release before it; measured with a probe
+    /// scenario, such a tool with no policy under `ask`: no committed scenario
+    /// plays one).
     pub fn read_only_wins_over_destructive(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 169, 0)
     }
 
-    /// Elicitation `_meta.tool_name` appears in 0.167.2.
+    /// Elicitation `_meta.tool_name`: first in 0.167.2 (not in 0.166.0, the
+    /// release before it; recordings/codex/0.167.2/prompt-tool-always-asks.json).
     pub fn elicitation_has_tool_name(&self) -> bool {
         self.version.at_least(0, 167, 2)
     }
 
-    /// Elicitation params carry `environmentId` after 0.169.1.
+    /// Elicitation params carry `environmentId`: first in 0.171.0 (not in
+    /// 0.169.1, the release before it; recordings/codex/0.171.0/prompt-tool-always-asks.json).
     pub fn elicitation_has_environment_id(&self) -> bool {
-        self.version > Version::new(0, 169, 1)
+        self.version.at_least(0, 171, 0)
     }
 
-    /// tools/call `_meta` carries `callId` from 0.148.0 (not in 0.147.0).
+    /// tools/call `_meta` carries `callId`: first in 0.148.0 (not in 0.147.0, the
+    /// release before it; recordings/codex/0.148.0/prompt-tool-always-asks.json).
     pub fn call_meta_has_call_id(&self) -> bool {
         self.version.at_least(0, 148, 0)
     }
 
-    /// tools/call `_meta` carries `itemId` from 0.153.4 (not in 0.148.0).
+    /// tools/call `_meta` carries `itemId`: first in 0.151.0 (not in 0.150.1, the
+    /// release before it; recordings/codex/0.151.0/prompt-tool-always-asks.json).
     pub fn call_meta_has_item_id(&self) -> bool {
-        self.version.at_least(0, 153, 4)
+        self.version.at_least(0, 151, 0)
     }
 
-    /// tools/call `_meta` carries `sessionId` and `windowId`: not in 0.153.4's
-    /// app-server, already in 0.163.0's `codex exec` (same MCP client), and in
-    /// 0.171.0's app-server.
+    /// tools/call `_meta` carries `sessionId` and `windowId`: first in 0.156.0
+    /// (not in 0.155.1, the release before it; recordings/codex/0.156.0/prompt-tool-always-asks.json).
     pub fn call_meta_has_session_id(&self) -> bool {
-        self.version.at_least(0, 163, 0)
+        self.version.at_least(0, 156, 0)
     }
 
-    /// `x-codex-turn-metadata` names `sandbox_mode` and the auto-review and
-    /// node REPL flags from 0.148.0 (not in 0.147.0).
+    /// `x-codex-turn-metadata` names `sandbox_mode` and the auto-review and node
+    /// REPL flags: first in 0.148.0 (not in 0.147.0, the release before it;
+    /// recordings/codex/0.148.0/prompt-tool-always-asks.json).
     pub fn turn_metadata_has_review_flags(&self) -> bool {
         self.version.at_least(0, 148, 0)
     }
 
-    /// `x-codex-turn-metadata` names `codex_version` in 0.171.0 (not in 0.153.4).
+    /// `x-codex-turn-metadata` names `codex_version`: first in 0.154.0 (not in
+    /// 0.153.4, the release before it; recordings/codex/0.154.0/prompt-tool-always-asks.json).
     pub fn turn_metadata_has_codex_version(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 154, 0)
     }
 
-    /// 0.171.0 announces the experimental MCP capability `codex/auth-change`
-    /// to stdio servers (not over HTTP; not in 0.153.4).
+    /// Announces the experimental MCP capability `codex/auth-change` to stdio
+    /// servers (not over HTTP): first in 0.154.0 (not in 0.153.4, the release
+    /// before it; recordings/codex/0.154.0/prompt-tool-always-asks.json).
     pub fn announces_auth_change(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 154, 0)
     }
 
-    /// thread/start's result lists `disabledPluginIds` from 0.171.0.
+    /// thread/start's result lists `disabledPluginIds`: first in 0.156.0 (not in
+    /// 0.155.1, the release before it; recordings/codex/0.156.0/prompt-tool-always-asks.json).
     pub fn thread_start_lists_disabled_plugins(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 156, 0)
     }
 
-    /// A thread's `historyMode` is "paginated" from 0.153.4, "legacy" before.
+    /// A thread's `historyMode` is "paginated" ("legacy" before): first in
+    /// 0.151.0 (not in 0.150.1, the release before it;
+    /// recordings/codex/0.151.0/prompt-tool-always-asks.json).
     pub fn thread_history_paginated(&self) -> bool {
-        self.version.at_least(0, 153, 4)
+        self.version.at_least(0, 151, 0)
     }
 
-    /// A thread carries `section` and `sectionEnteredAt` from 0.147.0, `isPinned` before.
+    /// A thread carries `section` and `sectionEnteredAt` (`isPinned` before):
+    /// first in 0.147.0 (not in 0.146.1, the release before it;
+    /// recordings/codex/0.147.0/prompt-tool-always-asks.json).
     pub fn thread_has_section(&self) -> bool {
         self.version.at_least(0, 147, 0)
     }
 
-    /// A thread names its `projectId`, `model` and `reasoningEffort` from 0.153.4.
+    /// A thread carries `projectId`: first in 0.149.0 (not in 0.148.0, the release
+    /// before it; recordings/codex/0.149.0/prompt-tool-always-asks.json).
+    pub fn thread_has_project_id(&self) -> bool {
+        self.version.at_least(0, 149, 0)
+    }
+
+    /// A thread names its `model` and `reasoningEffort`: first in 0.153.0 (not in
+    /// 0.152.1, the release before it; recordings/codex/0.153.0/prompt-tool-always-asks.json).
     pub fn thread_names_model(&self) -> bool {
-        self.version.at_least(0, 153, 4)
+        self.version.at_least(0, 153, 0)
     }
 
-    /// A thread carries `environments`, `attachedToThreadId`, `originator` and
-    /// `daybreakEnabled` from 0.171.0.
+    /// A thread carries `environments`, `originator` and `daybreakEnabled`: first
+    /// in 0.154.0 (not in 0.153.4, the release before it;
+    /// recordings/codex/0.154.0/prompt-tool-always-asks.json).
     pub fn thread_has_environments(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 154, 0)
     }
 
-    /// mcpServer/startupStatus/updated carries `environmentId` from 0.171.0.
+    /// A thread carries `attachedToThreadId`: first in 0.169.0 (not in 0.168.0,
+    /// the release before it; recordings/codex/0.169.0/prompt-tool-always-asks.json).
+    pub fn thread_has_attached_to_thread_id(&self) -> bool {
+        self.version.at_least(0, 169, 0)
+    }
+
+    /// mcpServer/startupStatus/updated carries `environmentId`: first in 0.171.0
+    /// (not in 0.169.1, the release before it; recordings/codex/0.171.0/prompt-tool-always-asks.json).
     pub fn startup_status_has_environment_id(&self) -> bool {
         self.version.at_least(0, 171, 0)
     }
 
-    /// A turn names its `rootTurnId` from 0.171.0.
+    /// A turn names its `rootTurnId`: first in 0.162.0 (not in 0.161.0, the
+    /// release before it; recordings/codex/0.162.0/prompt-tool-always-asks.json).
     pub fn turn_has_root_turn_id(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 162, 0)
     }
 
-    /// An agentMessage item carries `delivery` and `questions` from 0.153.4.
+    /// An agentMessage item carries `delivery`: first in 0.149.0 (not in 0.148.0,
+    /// the release before it; recordings/codex/0.149.0/prompt-tool-always-asks.json).
     pub fn agent_message_has_delivery(&self) -> bool {
-        self.version.at_least(0, 153, 4)
+        self.version.at_least(0, 149, 0)
     }
 
-    /// An agentMessage item carries `moderation` from 0.171.0.
+    /// An agentMessage item carries `questions`: first in 0.153.0 (not in
+    /// 0.152.1, the release before it; recordings/codex/0.153.0/prompt-tool-always-asks.json).
+    pub fn agent_message_has_questions(&self) -> bool {
+        self.version.at_least(0, 153, 0)
+    }
+
+    /// An agentMessage item carries `moderation`: first in 0.169.0 (not in
+    /// 0.168.0, the release before it; recordings/codex/0.169.0/prompt-tool-always-asks.json).
     pub fn agent_message_has_moderation(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 169, 0)
     }
 
-    /// Items carry their own `startedAtMs` and `completedAtMs` from 0.171.0.
+    /// Items carry their own `startedAtMs` and `completedAtMs`: first in 0.166.0
+    /// (not in 0.165.0, the release before it; recordings/codex/0.166.0/prompt-tool-always-asks.json).
     pub fn items_have_timestamps(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 166, 0)
     }
 
-    /// item/completed carries `contentTokenCount` from 0.171.0.
+    /// item/completed carries `contentTokenCount`: first in 0.168.0 (not in
+    /// 0.167.2, the release before it; recordings/codex/0.168.0/prompt-tool-always-asks.json).
     pub fn item_completed_has_token_count(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 168, 0)
     }
 
-    /// An mcpToolCall item carries the tool's `readOnlyHint` from 0.147.0.
+    /// An mcpToolCall item carries the tool's `readOnlyHint`: first in 0.147.0
+    /// (not in 0.146.1, the release before it; recordings/codex/0.147.0/prompt-tool-always-asks.json).
     pub fn tool_item_has_read_only_hint(&self) -> bool {
         self.version.at_least(0, 147, 0)
     }
 
-    /// An mcpToolCall item carries `environmentId` and `mcpAppUi` from 0.171.0.
+    /// An mcpToolCall item carries `mcpAppUi`: first in 0.156.0 (not in 0.155.1,
+    /// the release before it; recordings/codex/0.156.0/prompt-tool-always-asks.json).
+    pub fn tool_item_has_app_ui(&self) -> bool {
+        self.version.at_least(0, 156, 0)
+    }
+
+    /// An mcpToolCall item carries `environmentId`: first in 0.171.0 (not in
+    /// 0.169.1, the release before it; recordings/codex/0.171.0/prompt-tool-always-asks.json).
     pub fn tool_item_has_environment(&self) -> bool {
         self.version.at_least(0, 171, 0)
     }
 
-    /// 0.153.4+ (paginated history) warn on every thread/resume that asks
-    /// for the full history.
+    /// Paginated threads warn on every thread/resume that asks for the full
+    /// history: first in 0.151.0 (not in 0.150.1, the release before it;
+    /// recordings/codex/0.151.0/relaunch-keeps-policies.json).
     pub fn resume_warns_full_history(&self) -> bool {
         self.thread_history_paginated()
     }
 
-    /// thread/resume's result reports the thread's `collaborationMode` from 0.171.0.
+    /// thread/resume's result reports the thread's `collaborationMode`: first in
+    /// 0.156.0 (not in 0.155.1, the release before it;
+    /// recordings/codex/0.156.0/relaunch-keeps-policies.json).
     pub fn resume_reports_collaboration_mode(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 156, 0)
     }
 
-    /// The rollout's first turn records `thread_settings_applied` after its
-    /// turn context from 0.171.0 (seen in the resume cursors' ordinals).
+    /// The rollout's first turn records `thread_settings_applied` after its turn
+    /// context (seen in the resume cursors' ordinals): first in 0.163.0 (not in
+    /// 0.162.1, the release before it; recordings/codex/0.163.0/relaunch-keeps-policies.json).
     pub fn rollout_records_thread_settings(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 163, 0)
     }
 
-    /// The approval elicitation carries `_meta.tool_annotations` from 0.171.0.
+    /// The first turn after a thread/resume records `thread_settings_applied`
+    /// before it starts (seen in the resume cursors' ordinals): first in 0.155.0
+    /// (not in 0.154.0, the release before it), last in 0.164.0 (not in
+    /// 0.165.0, the release after it); recordings/codex/<V>/call-scoped-servers.json.
+    pub fn rollout_records_resumed_settings(&self) -> bool {
+        self.version.at_least(0, 155, 0) && !self.version.at_least(0, 165, 0)
+    }
+
+    /// The rollout records a `token_usage_record` line with each model
+    /// response (seen in the resume cursors' ordinals): first in 0.153.0 (not
+    /// in 0.152.1, the release before it;
+    /// recordings/codex/0.153.0/relaunch-keeps-policies.json).
+    pub fn rollout_records_token_usage(&self) -> bool {
+        self.version.at_least(0, 153, 0)
+    }
+
+    /// The approval elicitation carries `_meta.tool_annotations`: first in
+    /// 0.167.2 (not in 0.166.0, the release before it;
+    /// recordings/codex/0.167.2/prompt-tool-always-asks.json).
     pub fn elicitation_has_tool_annotations(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 167, 2)
     }
 
-    /// account/rateLimits/updated names `normalModelSlug` from 0.171.0.
+    /// account/rateLimits/updated names `normalModelSlug`: first in 0.154.0 (not
+    /// in 0.153.4, the release before it; recordings/codex/0.154.0/prompt-tool-always-asks.json).
     pub fn rate_limits_name_normal_model(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 154, 0)
     }
 
-    /// Each turn's end reports the thread's read state (its first unread
-    /// turn) to clients with experimentalApi from 0.171.0 (measured
-    /// 2026-12-03: not on 0.153.4, and not without the capability).
+    /// Each turn's end reports the thread's read state (its first unread turn)
+    /// to clients with experimentalApi (not without it): first in 0.163.0 (not in
+    /// 0.162.1, the release before it;
+    /// recordings/codex/0.163.0/bridged-results-model-facing-once.json).
     pub fn reports_read_state(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 163, 0)
     }
 
-    /// `codex exec` refuses `approval_policy = "untrusted"` (exit 1, before
-    /// any event) from 0.149.0 on; 0.148.0 takes it. Bisected over the
-    /// registry's releases 0.148.0, 0.149.0, 0.149.1, 0.150.0, 0.150.1 and
-    /// checked on 0.153.4 and 0.171.0 (2026-12-03).
+    /// `codex exec` refuses `approval_policy = "untrusted"` (exit 1, before any
+    /// event): first in 0.149.0 (not in 0.148.0, the release before it;
+    /// recordings/drivers/exec-untrusted/codex/0.149.0/codex-exec-denies-unapproved-calls-under-never.json).
     pub fn exec_rejects_untrusted(&self) -> bool {
         self.version.at_least(0, 149, 0)
     }
 
-    /// `codex [-c ...] exec -c ...`: up to 0.163.0 the exec subcommand's own
-    /// `-c` pairs replace the root-level ones; from 0.164.0 both apply.
-    /// Bisected over the registry's releases 0.153.4 to 0.171.0 (0.160.0,
-    /// 0.162.0, 0.162.1, 0.163.0 drop the root ones; 0.164.0 and 0.171.0
-    /// keep them), 2026-12-03; 0.146.0 to 0.153.4 drop them too.
+    /// `codex [-c ...] exec -c ...`: the exec subcommand's own `-c` pairs
+    /// replace the root-level ones (from 0.164.0 both apply): last in 0.163.0
+    /// (not in 0.164.0, the release after it; measured 2026-12-04 with
+    /// `codex -c model_provider="<unknown>" exec -c model="m"`, which 0.164.0
+    /// refuses and 0.163.0 runs: the recordings' wrapper puts its pairs after
+    /// `exec`, so no recording shows it).
     pub fn exec_overrides_replace_root(&self) -> bool {
         !self.version.at_least(0, 164, 0)
     }
 
-    /// exec's `x-codex-turn-metadata` names `turn_trigger: "exec"` in
-    /// 0.171.0 (not in 0.153.4); `thread_source: "user"` in every measured
-    /// version (0.146.0 to 0.171.0, measured 2026-12-03).
+    /// exec's `x-codex-turn-metadata` names `turn_trigger: "exec"`: first in
+    /// 0.156.0 (not in 0.155.1, the release before it;
+    /// recordings/drivers/reference-codex-exec/codex/0.156.0/relaunch-keeps-policies.json); `thread_source: "user"` in every release.
     pub fn exec_turn_metadata_has_trigger(&self) -> bool {
-        self.version.at_least(0, 171, 0)
+        self.version.at_least(0, 156, 0)
     }
 
     /// How Codex introduces itself to MCP servers: titled "Codex", with the
@@ -283,8 +366,11 @@ pub const NEVER_DENIAL: &str = "MCP tool call requires approval, but approval po
 pub const REJECTED: &str = "user rejected MCP tool call";
 /// The item error of a call whose approval the client cancelled.
 pub const CANCELLED: &str = "user cancelled MCP tool call";
-/// The item error of a result with a float `annotations.priority` (up to 0.162.x).
-pub const UNEXPECTED_RESPONSE_TYPE: &str = "tool call failed: Unexpected response type";
+/// The item error of a result with a float `annotations.priority` (see
+/// [`Profile::float_priority_breaks`]; the same text in every release that fails).
+pub fn unexpected_response_type(server: &str, tool: &str) -> String {
+    tool_call_error(&format!("tool call failed for `{server}/{tool}`\n\nCaused by:\n    Unexpected response type"))
+}
 /// What the model's function call output starts with.
 pub const OUTPUT_HEADER: &str = "Wall time: 0.0010 seconds\nOutput:";
 /// What `codex exec` prints before exiting 1 when `approval_policy` is

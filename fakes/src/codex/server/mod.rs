@@ -241,7 +241,8 @@ impl Server {
         let info = shapes::thread_object(&self.profile, &id, &cwd, &self.client_name, &rollout.path_text());
         let result = shapes::thread_opened(&self.profile, &info, &cwd, &policy, &sandbox);
         let mut first_turn = None;
-        let opened = if rollout.exists() {
+        let resumed = rollout.exists();
+        let opened = if resumed {
             let history = rollout.history(&self.profile);
             first_turn = history.turns.first().and_then(|t| t["id"].as_str()).map(String::from);
             let last_turn = history.last_turn_id().map(String::from);
@@ -260,6 +261,7 @@ impl Server {
             approved_for_session: BTreeSet::new(),
             rollout,
             first_turn,
+            resumed,
         });
         Ok(opened)
     }

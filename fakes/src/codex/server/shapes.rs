@@ -33,16 +33,20 @@ pub fn thread_object(profile: &Profile, id: &str, cwd: &str, originator: &str, p
     } else {
         t["isPinned"] = json!(false);
     }
-    if profile.thread_names_model() {
+    if profile.thread_has_project_id() {
         t["projectId"] = Value::Null;
+    }
+    if profile.thread_names_model() {
         t["model"] = json!(MODEL);
         t["reasoningEffort"] = Value::Null;
     }
     if profile.thread_has_environments() {
         t["environments"] = json!([{"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}]);
-        t["attachedToThreadId"] = Value::Null;
         t["originator"] = json!(originator);
         t["daybreakEnabled"] = Value::Null;
+    }
+    if profile.thread_has_attached_to_thread_id() {
+        t["attachedToThreadId"] = Value::Null;
     }
     t
 }
@@ -113,6 +117,8 @@ pub fn agent_message(profile: &Profile, id: String, text: &str) -> Value {
     let mut m = json!({"type": "agentMessage", "id": id, "text": text, "phase": null, "memoryCitation": null});
     if profile.agent_message_has_delivery() {
         m["delivery"] = Value::Null;
+    }
+    if profile.agent_message_has_questions() {
         m["questions"] = Value::Null;
     }
     if profile.agent_message_has_moderation() {
@@ -145,9 +151,11 @@ impl ToolItem<'_> {
         if self.profile.tool_item_has_read_only_hint() {
             it["readOnlyHint"] = self.read_only.clone();
         }
+        if self.profile.tool_item_has_app_ui() {
+            it["mcpAppUi"] = Value::Null;
+        }
         if self.profile.tool_item_has_environment() {
             it["environmentId"] = Value::Null;
-            it["mcpAppUi"] = Value::Null;
         }
         it
     }

@@ -103,10 +103,14 @@ impl Turn<'_> {
     /// model's initial context at the thread's first turn, then the turn's
     /// context and the user's input.
     fn begin_rollout(&mut self, turn: &Value, params: &Value) {
+        let resumed = std::mem::take(&mut self.thread.resumed);
         let r = &self.thread.rollout;
         let first = !r.exists();
         if first {
             r.write("session_meta", json!({"id": self.thread.id, "cli_version": self.profile.version.to_string()}));
+        }
+        if resumed && self.profile.rollout_records_resumed_settings() {
+            r.event("thread_settings_applied", json!({}));
         }
         r.event("task_started", json!({"turn": turn}));
         if first {
@@ -125,7 +129,9 @@ impl Turn<'_> {
     /// rollout too) and the account's rate limits.
     fn model_responded(&mut self, ctx: &Value) {
         let (thread_id, turn_id) = (ctx["threadId"].as_str().unwrap_or(""), ctx["turnId"].as_str().unwrap_or(""));
-        self.thread.rollout.write("token_usage_record", json!({}));
+        if self.profile.rollout_records_token_usage() {
+            self.thread.rollout.write("token_usage_record", json!({}));
+        }
         self.thread.rollout.event("token_count", json!({}));
         self.channel.notify("thread/tokenUsage/updated", notices::token_usage(thread_id, turn_id));
         self.channel.notify("account/rateLimits/updated", notices::rate_limits(&self.profile));
@@ -272,7 +278,7 @@ impl Turn<'_> {
         };
         match conn.call(tool, arguments, meta) {
             Ok(result) if self.profile.float_priority_breaks() && has_float_priority(&result) => {
-                (Outcome::Failed(profile::UNEXPECTED_RESPONSE_TYPE.into()), result)
+                (Outcome::Failed(profile::unexpected_response_type(server, tool)), result)
             }
             Ok(result) => (Outcome::Completed(result.clone()), result),
             Err(e) => (Outcome::Failed(profile::tool_call_error(&e)), Value::Null),
