@@ -286,7 +286,7 @@ pub fn load_settings(input: &SettingsInput) -> Result<Settings, String> {
             Ok(v) => Some(v),
             Err(_) => {
                 if input.profile.warns_unreadable_settings() {
-                    settings.warnings.push(unreadable_settings_warning(path));
+                    settings.warnings.push(unreadable_settings_warning(path, input.profile));
                 }
                 None
             }
@@ -355,7 +355,13 @@ pub fn load_settings(input: &SettingsInput) -> Result<Settings, String> {
     Ok(settings)
 }
 
-fn unreadable_settings_warning(path: &Path) -> String {
+fn unreadable_settings_warning(path: &Path, profile: &Profile) -> String {
+    if !profile.explains_unloaded_settings() {
+        return format!(
+            "These settings files did not load, so nothing in them is in effect, including hooks and permission rules. Each loads again once the problem listed for it is fixed:\n  {}: Invalid or malformed JSON",
+            path.display()
+        );
+    }
     format!(
         "These settings did not load, so nothing in them is in effect, including hooks, permission rules and sandbox settings, though environment variables they already set can stay:\n  {}: Invalid or malformed JSON\nFix each problem listed, then start Claude Code again. For settings sent with applyFlagSettings, shown as SDK inline settings, send them again instead.",
         path.display()

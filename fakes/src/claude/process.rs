@@ -98,7 +98,8 @@ pub fn prepare(profile: Profile, script: &Script, rec: Recorder, argv: &[String]
     let mut rules = settings.rules.clone();
     rules.allow.extend(cli::split_tool_list(&opts.allowed_tools).into_iter().map(|r| Rule::new(r, RuleSource::Cli)));
     rules.deny.extend(cli::split_tool_list(&opts.disallowed_tools).into_iter().map(|r| Rule::new(r, RuleSource::Cli)));
-    let mode = permission_mode(&opts, settings.default_mode.as_deref());
+    let fallback = if profile.defaults_to_auto_mode() { "auto" } else { "default" };
+    let mode = permission_mode(&opts, settings.default_mode.as_deref(), fallback);
     if mode == "bypassPermissions" && is_root() && env.get("IS_SANDBOX").map(String::as_str) != Some("1") {
         return Err(fail(&rec, profile::ROOT_SKIPS_PERMISSIONS, 1));
     }
@@ -285,15 +286,15 @@ fn warn(rec: &Recorder, message: &str) {
 }
 
 /// `--dangerously-skip-permissions`, else `--permission-mode`, else the
-/// settings' `defaultMode`; "manual" is reported as "default".
-fn permission_mode(opts: &Options, default_mode: Option<&str>) -> String {
+/// settings' `defaultMode`, else `fallback`; "manual" is reported as "default".
+fn permission_mode(opts: &Options, default_mode: Option<&str>, fallback: &str) -> String {
     let valid = |m: &str| m == "default" || cli::PERMISSION_MODES.contains(&m);
     let mode = if opts.dangerously_skip_permissions {
         "bypassPermissions".to_string()
     } else if let Some(m) = &opts.permission_mode {
         m.clone()
     } else {
-        default_mode.filter(|m| valid(m)).unwrap_or("default").to_string()
+        default_mode.filter(|m| valid(m)).unwrap_or(fallback).to_string()
     };
     if mode == "manual" {
         "default".into()
@@ -322,9 +323,10 @@ mod tests {
     #[test]
     fn mode_sources() {
         let o = cli::parse(&["-p".into(), "x".into()]).unwrap();
-        assert_eq!(permission_mode(&o, Some("bypassPermissions")), "bypassPermissions");
-        assert_eq!(permission_mode(&o, Some("bogus")), "default");
+        assert_eq!(permission_mode(&o, Some("bypassPermissions"), "default"), "bypassPermissions");
+        assert_eq!(permission_mode(&o, Some("bogus"), "default"), "default");
+        assert_eq!(permission_mode(&o, None, "auto"), "auto");
         let o = cli::parse(&["--permission-mode".into(), "manual".into()]).unwrap();
-        assert_eq!(permission_mode(&o, Some("plan")), "default");
+        assert_eq!(permission_mode(&o, Some("plan"), "default"), "default");
     }
 }

@@ -1,7 +1,8 @@
 //! What each Claude Code version does, as measured on the real binaries
 //! (../shared/PROVIDERS.md and the lab in ../shared/labs/claude). Behaviour
-//! is keyed on version thresholds: a version between two measured ones gets
-//! the older one's behaviour until it reaches the newer one.
+//! is keyed on version thresholds, each the first release that shows it
+//! (every release 2.1.266..2.1.334 recorded; "not in Y" names the release
+//! before it, whose recording lacks it).
 
 use serde_json::{json, Value};
 
@@ -22,11 +23,14 @@ impl Profile {
     pub fn facts(&self) -> Vec<(&'static str, bool)> {
         vec![
             ("probes_discover", self.probes_discover()),
+            ("probes_discover_stdio", self.probes_discover_stdio()),
+            ("announces_elicitation_modes", self.announces_elicitation_modes()),
+            ("discover_announces_elicitation_modes", self.discover_announces_elicitation_modes()),
             ("reports_permission_decision", self.reports_permission_decision()),
             ("init_names_server_source", self.init_names_server_source()),
             ("defers_mcp_tools", self.defers_mcp_tools()),
+            ("defaults_to_auto_mode", self.defaults_to_auto_mode()),
             ("simulates_sdk_host", self.simulates_sdk_host()),
-            ("init_has_session_fields", self.init_has_session_fields()),
             ("stamps_written_at", self.stamps_written_at()),
             ("flushes_control_requests", self.flushes_control_requests()),
             ("names_hook_refusals", self.names_hook_refusals()),
@@ -34,8 +38,14 @@ impl Profile {
             ("stamps_sdk_events", self.stamps_sdk_events()),
             ("tool_use_meta_names_tool", self.tool_use_meta_names_tool()),
             ("result_has_since_last", self.result_has_since_last()),
+            ("result_has_index", self.result_has_index()),
+            ("result_counts_safety_stops", self.result_counts_safety_stops()),
+            ("usage_has_fallback_credit", self.usage_has_fallback_credit()),
+            ("splits_cache_creation", self.splits_cache_creation()),
             ("absolute_settings_path", self.absolute_settings_path()),
             ("warns_unreadable_settings", self.warns_unreadable_settings()),
+            ("explains_unloaded_settings", self.explains_unloaded_settings()),
+            ("typed_mcp_servers_error", self.typed_mcp_servers_error()),
         ]
     }
 
@@ -44,25 +54,47 @@ impl Profile {
         format!("{} (Claude Code)", self.version)
     }
 
-    /// 2.1.332 probes `server/discover` (id "server-discover-probe-1") before
-    /// `initialize`; 2.1.266 goes straight to `initialize`.
+    /// Probes an HTTP server with `server/discover` (id
+    /// "server-discover-probe-1") before `initialize`; first in 2.1.274 (not
+    /// in 2.1.273, the release before it;
+    /// recordings/claude/2.1.274/claude-call-scoped-servers.json).
     pub fn probes_discover(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 274)
     }
 
-    /// `initialize` protocolVersion: 2025-11-25 in both measured versions.
+    /// Probes a stdio server the same way; first in 2.1.292 (not in 2.1.291,
+    /// the release before it; recordings/claude/2.1.292/claude-approve-runs-without-prompt.json).
+    pub fn probes_discover_stdio(&self) -> bool {
+        self.version.at_least(2, 1, 292)
+    }
+
+    /// `initialize` protocolVersion: 2025-11-25 in every release 2.1.266..2.1.334.
     pub fn protocol_version(&self) -> &'static str {
         "2025-11-25"
     }
 
-    /// Client capabilities in `initialize`: 2.1.266 announces a bare
-    /// `elicitation: {}`, 2.1.332 `{form, url}`.
+    /// `initialize` announces `elicitation: {form, url}` instead of a bare
+    /// `{}`; first in 2.1.287 (not in 2.1.286, the release before it;
+    /// recordings/claude/2.1.287/claude-approve-runs-without-prompt.json).
+    pub fn announces_elicitation_modes(&self) -> bool {
+        self.version.at_least(2, 1, 287)
+    }
+
+    /// The `server/discover` probe's client capabilities announce
+    /// `elicitation: {form, url}`; first in 2.1.281 (not in 2.1.280, the
+    /// release before it; recordings/claude/2.1.281/claude-bearer-secret-stays-in-environment.json).
+    pub fn discover_announces_elicitation_modes(&self) -> bool {
+        self.version.at_least(2, 1, 281)
+    }
+
+    /// Client capabilities in `initialize` (see announces_elicitation_modes).
     pub fn client_capabilities(&self) -> Value {
-        if self.version.at_least(2, 1, 332) {
-            json!({"roots": {"listChanged": true}, "elicitation": {"form": {}, "url": {}}})
-        } else {
-            json!({"roots": {"listChanged": true}, "elicitation": {}})
-        }
+        capabilities_with_modes(self.announces_elicitation_modes())
+    }
+
+    /// Client capabilities in the `server/discover` probe's `_meta`.
+    pub fn discover_capabilities(&self) -> Value {
+        capabilities_with_modes(self.discover_announces_elicitation_modes())
     }
 
     pub fn client_info(&self) -> Value {
@@ -75,37 +107,48 @@ impl Profile {
         })
     }
 
-    /// `reason` of the `notifications/cancelled` sent when a call times out.
+    /// `reason` of the `notifications/cancelled` sent when a call times out:
+    /// "SdkError: ..." first in 2.1.274 (not in 2.1.273, the release before
+    /// it; measured with the lab, a stdio server with `timeout` 1000 and a
+    /// 4 s call). 2.1.268..2.1.273 also cancel it a second time, with
+    /// "AbortError: The operation was aborted." (not simulated).
     pub fn cancel_reason(&self) -> &'static str {
-        if self.version.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 274) {
             "SdkError: Request timed out"
         } else {
             "McpError: MCP error -32001: Request timed out"
         }
     }
 
-    /// 2.1.332 reports `permission_decision` in `tool_result_meta` for every
-    /// call; 2.1.266 only `non_execution_kind` for calls that did not run.
+    /// Reports `permission_decision` in `tool_result_meta` for every call
+    /// (before: only `non_execution_kind` for calls that did not run); first
+    /// in 2.1.293 (not in 2.1.292, the release before it;
+    /// recordings/claude/2.1.293/claude-approve-runs-without-prompt.json).
     pub fn reports_permission_decision(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 293)
     }
 
-    /// 2.1.332 names each server's `source` ("dynamic", "user") in init.
+    /// Names each server's `source` ("dynamic", "user") in init; first in
+    /// 2.1.274 (not in 2.1.273, the release before it;
+    /// recordings/claude/2.1.274/claude-approve-runs-without-prompt.json).
     pub fn init_names_server_source(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 274)
     }
 
-    /// 2.1.332 defers MCP tools behind ToolSearch (unless
-    /// ENABLE_TOOL_SEARCH=false); an isError result of a deferred tool then
-    /// carries a hint with the tool's input schema.
+    /// Defers MCP tools behind ToolSearch (unless ENABLE_TOOL_SEARCH=false);
+    /// an isError result of a deferred tool then carries a hint with the
+    /// tool's input schema. First in 2.1.304 (not in 2.1.303, the release
+    /// before it; recordings/claude/2.1.304+tool-search/claude-approve-runs-without-prompt.json).
     pub fn defers_mcp_tools(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 304)
     }
 
-    /// 2.1.332 adds a sentence about updatedPermissions to the refusal of an
-    /// invalid permission prompt tool answer.
+    /// The refusal of an invalid permission prompt tool answer adds a
+    /// sentence about updatedPermissions; first in 2.1.295 (not in 2.1.294,
+    /// the release before it; measured with the lab, a prompt tool answering
+    /// "yes please").
     pub fn invalid_prompt_answer_text(&self) -> &'static str {
-        if self.version.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 295) {
             "The permission prompt tool returned an invalid permission result. Expected {behavior: 'allow', updatedInput?: object} or {behavior: 'deny', message: string}. updatedPermissions may hold at most 4096 updates, rules and directories in all."
         } else {
             "The permission prompt tool returned an invalid permission result. Expected {behavior: 'allow', updatedInput?: object} or {behavior: 'deny', message: string}."
@@ -113,10 +156,21 @@ impl Profile {
     }
 
     /// What a gated call gets in `--permission-mode auto` (no classifier in
-    /// print mode), the extra fields of its permission_denied event and its
-    /// `non_execution_kind`.
-    pub fn auto_mode_denial(&self, tool_name: &str) -> (String, Value, &'static str) {
-        if self.version.at_least(2, 1, 332) {
+    /// print mode), the extra fields of its permission_denied event (null:
+    /// none is sent) and its `non_execution_kind`. "Auto mode is
+    /// unavailable ..." first in 2.1.319 (not in 2.1.318, the release before
+    /// it; measured with the lab and `--permission-mode auto`).
+    pub fn auto_mode_denial(&self, tool_name: &str, model: &str) -> (String, Value, &'static str) {
+        if self.defaults_to_auto_mode() {
+            // Measured with the harness's mock model API (the others with the
+            // lab's, whose classifier answer does not parse;
+            // recordings/claude/2.1.285/claude-approve-runs-without-prompt.json).
+            (
+                format!("{model} is temporarily unavailable, so auto mode cannot determine the safety of {tool_name} right now. Wait a moment and then try this action again. If it keeps failing, continue with other tasks that don't require this action and come back to it later. Note: reading files, searching code, and other read-only operations do not require the classifier and can still be used."),
+                Value::Null,
+                "automode-unavailable",
+            )
+        } else if self.version.at_least(2, 1, 319) {
             (
                 format!("Auto mode is unavailable: its safety check does not run for this session, so {tool_name} was not run. Other actions that need the check will be denied too, and retrying won't help. Finish what you can without them, then tell the user what is blocked and that they can switch to another permission mode."),
                 json!({"decision_reason_type": "classifier", "decision_reason_code": "auto_mode_no_check_in_session", "decision_reason": "Classifier unavailable"}),
@@ -131,27 +185,47 @@ impl Profile {
         }
     }
 
-    /// SDK host mode (`--input-format stream-json`, control protocol) is
-    /// simulated where it was measured: 2.1.332 and 2.1.334, which the
-    /// Agent SDKs bundle. 2.1.266 ignores servers delivered in initialize
-    /// (no `mcp_servers_applied`, measured); the rest was not measured.
-    pub fn simulates_sdk_host(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+    /// Print mode without `--permission-mode` or a settings `defaultMode`
+    /// runs in auto mode; first in 2.1.285 (not in 2.1.284, the release
+    /// before it), last in 2.1.301 (not in 2.1.302;
+    /// recordings/claude/<each>/claude-approve-runs-without-prompt.json).
+    /// Its billing notice (a system/informational message) is not
+    /// simulated (ALLOWED.toml).
+    pub fn defaults_to_auto_mode(&self) -> bool {
+        self.between(285, 301)
     }
 
-    /// The model name init reports when `--model` is not given.
+    /// SDK host mode (`--input-format stream-json`, control protocol): the
+    /// CLI connects the servers an initialize request delivers
+    /// (`mcp_servers_applied`); first in 2.1.326 (not in 2.1.325, the release
+    /// before it, which answers initialize but connects none; measured with
+    /// reference-claude-sdk on claude-approve-runs-without-prompt). The SDK
+    /// drivers and shims run it from 2.1.332, which the Agent SDKs bundle.
+    pub fn simulates_sdk_host(&self) -> bool {
+        self.version.at_least(2, 1, 326)
+    }
+
+    /// The model name init reports when `--model` is not given:
+    /// claude-opus-5-5[1m] first in 2.1.280 (not in 2.1.278, the release
+    /// before it), claude-opus-5-5 first in 2.1.285 (not in 2.1.284;
+    /// recordings/claude/<both>/claude-approve-runs-without-prompt.json).
     pub fn default_model(&self) -> &'static str {
-        if self.version.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 285) {
             "claude-opus-5-5"
+        } else if self.version.at_least(2, 1, 280) {
+            "claude-opus-5-5[1m]"
         } else {
             "claude-opus-5[1m]"
         }
     }
 
-    /// The model a resumed session reports without `--model`: 2.1.266
-    /// drops the `[1m]` context suffix there (measured with `--resume`).
+    /// The model a resumed session reports without `--model`: before 2.1.270
+    /// the `[1m]` context suffix is dropped there (2.1.266; 2.1.267..2.1.269
+    /// drop it in some launches only, a race); from 2.1.270 (not in 2.1.269,
+    /// the release before it; recordings/claude/2.1.270/claude-call-scoped-servers.json)
+    /// it keeps the default model.
     pub fn resumed_default_model(&self) -> &'static str {
-        if self.version.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 270) {
             self.default_model()
         } else {
             "claude-opus-5"
@@ -159,131 +233,185 @@ impl Profile {
     }
 
     /// The built-in tools init lists, in its order (Task first, then by
-    /// name); ToolSearch joins them when MCP tools are deferred.
-    pub fn builtin_tools(&self) -> &'static [&'static str] {
-        if self.version.at_least(2, 1, 332) {
-            &BUILTIN_TOOLS_332
-        } else {
-            &BUILTIN_TOOLS_266
-        }
+    /// name); ToolSearch joins them when MCP tools are deferred. TaskOutput
+    /// last in 2.1.276 (gone in 2.1.277), Monitor first in 2.1.310 (not in
+    /// 2.1.309; recordings/claude/<each>/claude-approve-runs-without-prompt.json).
+    pub fn builtin_tools(&self) -> Vec<&'static str> {
+        BUILTIN_TOOLS.iter().filter(|(_, from, until)| self.between(*from, *until)).map(|(t, _, _)| *t).collect()
     }
 
-    /// The skills init lists (also the first slash commands).
+    /// Whether this version is in `from..=until` (releases as 2.1.x patches).
+    fn between(&self, from: u32, until: u32) -> bool {
+        self.version.at_least(2, 1, from) && (until == ALWAYS || !self.version.at_least(2, 1, until + 1))
+    }
+
+    /// The skills init lists (also the first slash commands); the
+    /// plugin-authoring skill first in 2.1.286 (not in 2.1.285;
+    /// recordings/claude/2.1.286/claude-approve-runs-without-prompt.json).
     pub fn skills(&self) -> Vec<&'static str> {
         let mut skills = SKILLS.to_vec();
-        if self.version.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 286) {
             skills.push("plugin-authoring");
         }
         skills
     }
 
-    /// init's `slash_commands`: the skills, then the built-in commands.
+    /// init's `slash_commands`: the skills, then the built-in commands
+    /// (each from the release that first lists it, see COMMANDS).
     pub fn slash_commands(&self) -> Vec<&'static str> {
-        let commands: &[&str] = if self.version.at_least(2, 1, 332) { &COMMANDS_332 } else { &COMMANDS_266 };
-        self.skills().into_iter().chain(commands.iter().copied()).collect()
+        let commands = COMMANDS.iter().filter(|(_, from, until)| self.between(*from, *until)).map(|(c, _, _)| *c);
+        self.skills().into_iter().chain(commands).collect()
     }
 
-    /// Commands that only work in the terminal UI.
+    /// Commands that only work in the terminal UI; focus first in 2.1.281
+    /// (not in 2.1.280; recordings/claude/2.1.281/claude-approve-runs-without-prompt.json).
     pub fn terminal_slash_commands(&self) -> &'static [&'static str] {
-        if self.version.at_least(2, 1, 332) {
+        if self.version.at_least(2, 1, 281) {
             &["doctor", "color", "focus", "reload-plugins"]
         } else {
             &["doctor", "color", "reload-plugins"]
         }
     }
 
-    /// The SDK protocol capabilities init announces.
+    /// The SDK protocol capabilities init announces, each from the release
+    /// that first lists it (see CAPABILITIES).
     pub fn capabilities(&self) -> Vec<&'static str> {
-        if self.version.at_least(2, 1, 334) {
-            // 2.1.334 adds lifecycle_idle_v1.
-            [&CAPABILITIES_332[..], &["lifecycle_idle_v1"]].concat()
-        } else if self.version.at_least(2, 1, 332) {
-            CAPABILITIES_332.to_vec()
-        } else {
-            CAPABILITIES_266.to_vec()
-        }
+        CAPABILITIES.iter().filter(|(_, from)| self.version.at_least(2, 1, *from)).map(|(c, _)| *c).collect()
     }
 
-    /// The built-in plugins init lists: none before 2.1.332; 2.1.334 adds
-    /// cc-plugin-verbs.
-    pub fn builtin_plugins(&self) -> &'static [&'static str] {
-        if self.version.at_least(2, 1, 334) {
-            &["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring", "cc-plugin-verbs"]
-        } else if self.version.at_least(2, 1, 332) {
-            &["cc-plugin-agents-md", "cc-plugin-privacy", "cc-plugin-plugin-authoring"]
-        } else {
-            &[]
-        }
+    /// The SDK protocol capabilities the initialize answer announces: those
+    /// of INITIALIZE_CAPABILITIES this version's init announces (measured on
+    /// 2.1.326..2.1.334).
+    pub fn initialize_capabilities(&self) -> Vec<&'static str> {
+        let all = self.capabilities();
+        INITIALIZE_CAPABILITIES.iter().copied().filter(|c| all.contains(c)).collect()
     }
 
-    /// 2.1.332 adds directory, sandbox and display fields to init
-    /// (additional_directories, original_cwd, sandbox_enabled, view_mode ...).
-    pub fn init_has_session_fields(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+    /// The built-in plugins init lists, each in the releases that list it
+    /// (see PLUGINS).
+    pub fn builtin_plugins(&self) -> Vec<&'static str> {
+        PLUGINS.iter().filter(|(_, from, until)| self.between(*from, *until)).map(|(p, _, _)| *p).collect()
     }
 
-    /// 2.1.334 stamps init and result with the time they were written
-    /// (`written_at`, ISO 8601 like `timestamp`).
+    /// The session fields init adds (directories, sandbox, display ...),
+    /// each from the release that first has it (see SESSION_FIELDS).
+    pub fn init_session_fields(&self) -> Vec<&'static str> {
+        SESSION_FIELDS.iter().filter(|(_, from)| self.version.at_least(2, 1, *from)).map(|(f, _)| *f).collect()
+    }
+
+    /// Stamps init and result with the time they were written (`written_at`,
+    /// ISO 8601 like `timestamp`); first in 2.1.334 (not in 2.1.332, the
+    /// release before it; recordings/claude/2.1.334/claude-approve-runs-without-prompt.json).
     pub fn stamps_written_at(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }
 
-    /// 2.1.334 marks the control requests it sends to an SDK host for a
-    /// hook callback or an SDK MCP server (`hook_callback`, `mcp_message`)
-    /// with `"flush": true` beside `request_id`; 2.1.332 has no such field.
-    /// can_use_tool has none in either.
+    /// Marks the control requests it sends to an SDK host for a hook
+    /// callback or an SDK MCP server (`hook_callback`, `mcp_message`) with
+    /// `"flush": true` beside `request_id` (can_use_tool never); first in
+    /// 2.1.334 (not in 2.1.332, the release before it;
+    /// recordings/drivers/reference-claude-sdk/claude/2.1.334/claude-bridged-results-model-facing-once.json).
     pub fn flushes_control_requests(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }
 
-    /// 2.1.334 adds `refused_by: "hook"` to the tool_result_meta of a call
-    /// a PreToolUse hook denied; 2.1.332 does not.
+    /// Adds `refused_by: "hook"` to the tool_result_meta of a call a
+    /// PreToolUse hook denied; first in 2.1.334 (not in 2.1.332, the release
+    /// before it; measured with the SDK shims, no recording shows a hook denial).
     pub fn names_hook_refusals(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }
 
-    /// 2.1.334 adds `input_changed: true` to the tool_result_meta of a call
-    /// whose input a hook's `updatedInput` replaced; 2.1.332 does not.
+    /// Adds `input_changed: true` to the tool_result_meta of a call whose
+    /// input a hook's `updatedInput` replaced; first in 2.1.334 (not in
+    /// 2.1.332, the release before it;
+    /// recordings/drivers/reference-claude-sdk/claude/2.1.334/claude-sdk-host-edit-reaches-server.json).
     pub fn marks_changed_input(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }
 
-    /// 2.1.334 stamps the system events only an SDK host sees
-    /// (session_state_changed, the hook_callback_failed warning) with
-    /// `written_at`; 2.1.332 does not.
+    /// Stamps the system events only an SDK host sees (session_state_changed,
+    /// the hook_callback_failed warning) with `written_at`; first in 2.1.334
+    /// (not in 2.1.332, the release before it; measured with the SDK shims).
     pub fn stamps_sdk_events(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }
 
-    /// 2.1.332 names the MCP tool itself in an assistant message's
-    /// `tool_use_meta` besides its display names.
+    /// Names the MCP tool itself (`tool_name`) in an assistant message's
+    /// `tool_use_meta` besides its display names; first in 2.1.299 (not in
+    /// 2.1.296, the release before it;
+    /// recordings/claude/2.1.299/claude-approve-runs-without-prompt.json).
     pub fn tool_use_meta_names_tool(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 299)
     }
 
-    /// 2.1.332's result adds the usage since the last result, its index,
-    /// safety stops and the fallback credit, and splits cache creation by
-    /// lifetime in the per-model usage.
+    /// The result adds `model_usage_since_last_result`; first in 2.1.309
+    /// (not in 2.1.308, the release before it;
+    /// recordings/claude/2.1.309/claude-approve-runs-without-prompt.json).
     pub fn result_has_since_last(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 309)
     }
 
-    /// 2.1.332 names the absolute path of a missing `--settings` file;
-    /// 2.1.266 repeats the argument as given.
+    /// The result adds `result_index`; first in 2.1.268 (not in 2.1.267, the
+    /// release before it; recordings/claude/2.1.268/claude-approve-runs-without-prompt.json).
+    pub fn result_has_index(&self) -> bool {
+        self.version.at_least(2, 1, 268)
+    }
+
+    /// The result adds `safety_stops`; first in 2.1.292 (not in 2.1.291, the
+    /// release before it; recordings/claude/2.1.292/claude-approve-runs-without-prompt.json).
+    pub fn result_counts_safety_stops(&self) -> bool {
+        self.version.at_least(2, 1, 292)
+    }
+
+    /// The result's `usage` adds `fallback_credit`; first in 2.1.285 (not in
+    /// 2.1.284, the release before it;
+    /// recordings/claude/2.1.285/claude-approve-runs-without-prompt.json).
+    pub fn usage_has_fallback_credit(&self) -> bool {
+        self.version.at_least(2, 1, 285)
+    }
+
+    /// The per-model usage splits cache creation by lifetime
+    /// (`cacheCreationEphemeral1h/5mInputTokens`); first in 2.1.311 (not in
+    /// 2.1.310, the release before it;
+    /// recordings/claude/2.1.311/claude-approve-runs-without-prompt.json).
+    pub fn splits_cache_creation(&self) -> bool {
+        self.version.at_least(2, 1, 311)
+    }
+
+    /// Names the absolute path of a missing `--settings` file (before: the
+    /// argument as given); first in 2.1.284 (not in 2.1.283, the release
+    /// before it; measured by running `claude -p hi --settings nope.json`).
     pub fn absolute_settings_path(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 284)
     }
 
-    /// 2.1.332 warns on stderr about a settings file that is not JSON;
-    /// 2.1.266 ignores it silently. Both run on without it.
+    /// Warns on stderr about a settings file that is not JSON (before: silent;
+    /// both run on without it); first in 2.1.299 (not in 2.1.296, the
+    /// release before it; measured with `--settings` naming a file `{bad`).
     pub fn warns_unreadable_settings(&self) -> bool {
-        self.version.at_least(2, 1, 332)
+        self.version.at_least(2, 1, 299)
     }
 
-    /// zod's message for a non-object `mcpServers`: 2.1.332 says what it
-    /// expected, 2.1.266 only "Invalid input".
+    /// The unreadable-settings warning says what stays in effect and how to
+    /// fix it (before: "These settings files did not load ... Each loads
+    /// again once the problem listed for it is fixed:"); first in 2.1.330
+    /// (not in 2.1.329, the release before it; measured like
+    /// warns_unreadable_settings).
+    pub fn explains_unloaded_settings(&self) -> bool {
+        self.version.at_least(2, 1, 330)
+    }
+
+    /// zod names what a non-object `mcpServers` should be (before: only
+    /// "Invalid input"); first in 2.1.285 (not in 2.1.284, the release before
+    /// it; measured with `--mcp-config '{"mcpServers":5}'`).
+    pub fn typed_mcp_servers_error(&self) -> bool {
+        self.version.at_least(2, 1, 285)
+    }
+
+    /// zod's message for a non-object `mcpServers` (see typed_mcp_servers_error).
     pub fn mcp_servers_type_error(&self, got: &Value) -> String {
-        if self.version.at_least(2, 1, 332) {
+        if self.typed_mcp_servers_error() {
             let kind = crate::wire::json_kind(got);
             format!("mcpServers: Invalid input: expected record, received {kind}")
         } else {
@@ -292,8 +420,17 @@ impl Profile {
     }
 }
 
+/// MCP client capabilities, elicitation with or without its modes.
+fn capabilities_with_modes(modes: bool) -> Value {
+    if modes {
+        json!({"roots": {"listChanged": true}, "elicitation": {"form": {}, "url": {}}})
+    } else {
+        json!({"roots": {"listChanged": true}, "elicitation": {}})
+    }
+}
+
 /// Characters a model-facing tool name keeps; every other UTF-16 unit
-/// becomes `_` (both measured versions: `notes.append` -> `notes_append`,
+/// becomes `_` (2.1.266 and 2.1.332: `notes.append` -> `notes_append`,
 /// `a b` -> `a_b`, an emoji -> `__`).
 pub fn keeps_in_tool_name(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
@@ -312,19 +449,19 @@ pub fn model_tool_name(server: &str, tool: &str) -> String {
     format!("mcp__{}__{}", sanitize_name(server), sanitize_name(tool))
 }
 
-/// 2.1.266's built-in tools, as init lists them.
-const BUILTIN_TOOLS_266: [&str; 24] = [
-    "Task", "AskUserQuestion", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterPlanMode", "EnterWorktree",
-    "ExitPlanMode", "ExitWorktree", "ListAgents", "NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage",
-    "Skill", "TaskOutput", "TaskStop", "WebFetch", "WebSearch", "Workflow", "Write",
+/// The built-in tools init lists, in its order, with the first and last
+/// release listing each.
+const BUILTIN_TOOLS: [(&str, u32, u32); 25] = [
+    ("Task", 0, ALWAYS), ("AskUserQuestion", 0, ALWAYS), ("Bash", 0, ALWAYS),
+    ("CronCreate", 0, ALWAYS), ("CronDelete", 0, ALWAYS), ("CronList", 0, ALWAYS), ("Edit", 0, ALWAYS),
+    ("EnterPlanMode", 0, ALWAYS), ("EnterWorktree", 0, ALWAYS), ("ExitPlanMode", 0, ALWAYS),
+    ("ExitWorktree", 0, ALWAYS), ("ListAgents", 0, ALWAYS), ("Monitor", 310, ALWAYS),
+    ("NotebookEdit", 0, ALWAYS), ("Read", 0, ALWAYS), ("ReportFindings", 0, ALWAYS),
+    ("ScheduleWakeup", 0, ALWAYS), ("SendMessage", 0, ALWAYS), ("Skill", 0, ALWAYS),
+    ("TaskOutput", 0, 276), ("TaskStop", 0, ALWAYS), ("WebFetch", 0, ALWAYS), ("WebSearch", 0, ALWAYS),
+    ("Workflow", 0, ALWAYS), ("Write", 0, ALWAYS),
 ];
-/// 2.1.332's: Monitor added, TaskOutput gone.
-const BUILTIN_TOOLS_332: [&str; 24] = [
-    "Task", "AskUserQuestion", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterPlanMode", "EnterWorktree",
-    "ExitPlanMode", "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup",
-    "SendMessage", "Skill", "TaskStop", "WebFetch", "WebSearch", "Workflow", "Write",
-];
-/// Built-in tools 2.1.332 defers with the MCP tools (named in a system
+/// Built-in tools deferred with the MCP tools (2.1.332; named in a system
 /// message; measured in the mock model's request).
 pub const DEFERRED_BUILTINS: [&str; 13] = [
     "CronCreate", "CronDelete", "CronList", "EnterPlanMode", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Monitor",
@@ -340,27 +477,56 @@ const SKILLS: [&str; 15] = [
     "deep-research", "dataviz", "update-config", "verify", "debug", "code-review", "simplify", "batch",
     "fewer-permission-prompts", "doctor", "loop", "claude-api", "workflow-authoring", "run", "run-skill-generator",
 ];
-const COMMANDS_266: [&str; 26] = [
-    "agents", "auto-mode-setup", "autocompact", "clear", "color", "compact", "config", "context", "effort", "fast",
-    "heapdump", "init", "mcp", "model", "__remote-workflow", "workflow-launch-exec", "reload-plugins", "reload-skills",
-    "rename", "security-review", "usage", "insights", "recap", "goal", "list-agents", "team-onboarding",
+/// The built-in slash commands after the skills, in init's order, with the
+/// first and last release listing each: output-style first in 2.1.269 (not
+/// in 2.1.268), focus in 2.1.281 (not in 2.1.280), plugin-types only in
+/// 2.1.286 (recordings/claude/<each>/claude-approve-runs-without-prompt.json).
+const COMMANDS: [(&str, u32, u32); 29] = [
+    ("agents", 0, ALWAYS), ("auto-mode-setup", 0, ALWAYS), ("autocompact", 0, ALWAYS), ("clear", 0, ALWAYS),
+    ("color", 0, ALWAYS), ("compact", 0, ALWAYS), ("config", 0, ALWAYS), ("output-style", 269, ALWAYS),
+    ("context", 0, ALWAYS), ("effort", 0, ALWAYS), ("fast", 0, ALWAYS), ("focus", 281, ALWAYS), ("heapdump", 0, ALWAYS),
+    ("init", 0, ALWAYS), ("mcp", 0, ALWAYS), ("model", 0, ALWAYS), ("__remote-workflow", 0, ALWAYS),
+    ("workflow-launch-exec", 0, ALWAYS), ("plugin-types", 286, 286), ("reload-plugins", 0, ALWAYS),
+    ("reload-skills", 0, ALWAYS), ("rename", 0, ALWAYS), ("security-review", 0, ALWAYS), ("usage", 0, ALWAYS),
+    ("insights", 0, ALWAYS), ("recap", 0, ALWAYS), ("goal", 0, ALWAYS), ("list-agents", 0, ALWAYS),
+    ("team-onboarding", 0, ALWAYS),
 ];
-/// 2.1.332 adds output-style and focus.
-const COMMANDS_332: [&str; 28] = [
-    "agents", "auto-mode-setup", "autocompact", "clear", "color", "compact", "config", "output-style", "context", "effort",
-    "fast", "focus", "heapdump", "init", "mcp", "model", "__remote-workflow", "workflow-launch-exec", "reload-plugins",
-    "reload-skills", "rename", "security-review", "usage", "insights", "recap", "goal", "list-agents", "team-onboarding",
+/// The last release of an item no release has dropped yet.
+const ALWAYS: u32 = u32::MAX - 1;
+/// The SDK protocol capabilities init announces, in its order, with the
+/// first release announcing each (recordings/claude/<it>/claude-approve-runs-without-prompt.json;
+/// the release before it, the previous one in `conformance versions claude`, lacks it).
+const CAPABILITIES: [(&str, u32); 24] = [
+    ("interrupt_receipt_v1", 0), ("interrupt_cancel_queued_v1", 0), ("interrupt_send_now_v1", 287),
+    ("interrupt_requeue_taken_v1", 307), ("msg_lifecycle_v1", 0), ("request_marker_lists_v1", 293),
+    ("ask_user_question_unanswered_v1", 312), ("lifecycle_wakeup_source_v1", 307), ("sdk_mcp_tools_list_changed", 286),
+    ("sdk_mcp_manifests", 286), ("mcp_read_resource_v1", 280), ("mcp_tool_ui_meta_v1", 280), ("ui_surface_v1", 286),
+    ("mcp_call_result_not_for_model_v1", 301), ("mcp_call_soft_error_result_v1", 331), ("mcp_call_check_permissions_v1", 319),
+    ("voice_call_talk_line_v1", 323), ("withdrawn_files_note_v2", 323), ("withdrawn_tools_v1", 330),
+    ("ui_pane_widget_v1", 323), ("reload_plugins_refuse_if_busy_v1", 324), ("get_usage_detached_v1", 329),
+    ("silent_resend_files_v1", 326), ("lifecycle_idle_v1", 334),
 ];
-const CAPABILITIES_266: [&str; 3] = ["interrupt_receipt_v1", "interrupt_cancel_queued_v1", "msg_lifecycle_v1"];
-const CAPABILITIES_332: [&str; 23] = [
-    "interrupt_receipt_v1", "interrupt_cancel_queued_v1", "interrupt_send_now_v1", "interrupt_requeue_taken_v1",
-    "msg_lifecycle_v1", "request_marker_lists_v1", "ask_user_question_unanswered_v1", "lifecycle_wakeup_source_v1",
-    "sdk_mcp_tools_list_changed", "sdk_mcp_manifests", "mcp_read_resource_v1", "mcp_tool_ui_meta_v1", "ui_surface_v1",
-    "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
-    "voice_call_talk_line_v1", "withdrawn_files_note_v2", "withdrawn_tools_v1", "ui_pane_widget_v1",
-    "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1", "silent_resend_files_v1",
+/// The built-in plugins init lists, in its order, with the first and last
+/// release listing each: agents-md in 2.1.281..2.1.284 (none in 2.1.280),
+/// renamed cc-plugin-agents-md in 2.1.285, cc-plugin-plugin-authoring from
+/// 2.1.286, cc-plugin-privacy from 2.1.317 (not in 2.1.316), cc-plugin-verbs
+/// from 2.1.334 (not in 2.1.332; recordings/claude/<each>/claude-approve-runs-without-prompt.json).
+const PLUGINS: [(&str, u32, u32); 5] = [
+    ("agents-md", 281, 284), ("cc-plugin-agents-md", 285, ALWAYS), ("cc-plugin-privacy", 317, ALWAYS),
+    ("cc-plugin-plugin-authoring", 286, ALWAYS), ("cc-plugin-verbs", 334, ALWAYS),
 ];
-/// The SDK protocol capabilities the initialize answer announces (2.1.332).
+/// The session fields init adds, with the first release having each:
+/// per_turn_effort_active and view_mode 2.1.281 (not 2.1.280),
+/// additional_directories and original_cwd 2.1.301 (not 2.1.300),
+/// ultrathink_available 2.1.315 (not 2.1.314), ultrathink_typed_raises
+/// 2.1.317 (not 2.1.316), served_by_anthropic 2.1.329 (not 2.1.328),
+/// sandbox_enabled 2.1.331 (not 2.1.330; recordings/claude/<each>/claude-approve-runs-without-prompt.json).
+const SESSION_FIELDS: [(&str, u32); 8] = [
+    ("per_turn_effort_active", 281), ("view_mode", 281), ("additional_directories", 301), ("original_cwd", 301),
+    ("ultrathink_available", 315), ("ultrathink_typed_raises", 317), ("served_by_anthropic", 329), ("sandbox_enabled", 331),
+];
+/// The SDK protocol capabilities the initialize answer announces (2.1.332),
+/// each once the version's init announces it.
 pub const INITIALIZE_CAPABILITIES: [&str; 8] = [
     "ui_surface_v1", "mcp_call_result_not_for_model_v1", "mcp_call_soft_error_result_v1", "mcp_call_check_permissions_v1",
     "voice_call_talk_line_v1", "ui_pane_widget_v1", "reload_plugins_refuse_if_busy_v1", "get_usage_detached_v1",
@@ -368,7 +534,7 @@ pub const INITIALIZE_CAPABILITIES: [&str; 8] = [
 /// Print mode without an opt-in runs without fast mode.
 pub const FAST_MODE_DISABLED_REASON: &str = "sdk_opt_in_required";
 
-// What Claude Code says, the same in both measured versions.
+// What Claude Code says, the same in 2.1.266 and 2.1.332.
 
 /// `--output-format stream-json` in print mode without `--verbose`.
 pub const STREAM_JSON_NEEDS_VERBOSE: &str = "Error: When using --print, --output-format=stream-json requires --verbose";
@@ -509,8 +675,16 @@ mod tests {
         assert!(!old.probes_discover() && new.probes_discover());
         assert_eq!(old.client_capabilities()["elicitation"], json!({}));
         assert_eq!(new.client_capabilities()["elicitation"], json!({"form": {}, "url": {}}));
-        assert!(Profile { version: Version::new(2, 1, 300) }.invalid_prompt_answer_text().ends_with("string}."));
-        assert!(Profile { version: Version::new(2, 2, 0) }.probes_discover());
+        let at = |patch| Profile { version: Version::new(2, 1, patch) };
+        assert!(at(294).invalid_prompt_answer_text().ends_with("string}."));
+        assert!(!at(295).invalid_prompt_answer_text().ends_with("string}."));
+        assert!(!at(273).probes_discover() && at(274).probes_discover());
+        assert!(!at(284).defaults_to_auto_mode() && at(285).defaults_to_auto_mode() && !at(302).defaults_to_auto_mode());
+        assert_eq!(at(286).capabilities().len(), 8);
+        assert_eq!(at(281).builtin_plugins(), ["agents-md"]);
+        assert!(at(286).slash_commands().contains(&"plugin-types") && !at(287).slash_commands().contains(&"plugin-types"));
+        let future = Profile { version: Version::new(2, 2, 0) };
+        assert!(future.probes_discover() && future.builtin_tools().contains(&"Monitor") && future.capabilities().len() == 24);
         assert!(old.builtin_tools().contains(&"TaskOutput") && !new.builtin_tools().contains(&"TaskOutput"));
         assert!(new.builtin_tools().contains(&"Monitor") && !old.builtin_tools().contains(&"Monitor"));
         assert!(new.slash_commands().starts_with(&new.skills()) && new.skills().len() == old.skills().len() + 1);

@@ -172,10 +172,14 @@ pub enum ModeDenial {
 /// tool list was made). Measured order: plan mode refuses everything; an
 /// ask rule gates even under bypassPermissions or an allow rule;
 /// bypassPermissions runs the rest; then allow rules; the rest is gated,
-/// which dontAsk and auto turn into refusals.
+/// which dontAsk and auto turn into refusals (but auto asks about a tool an
+/// ask rule names: measured on 2.1.285..2.1.301, where it is the default).
 pub fn decide(rules: &Rules, mode: &str, server: &str, tool: &str) -> Verdict {
     if mode == "plan" {
         return Verdict::ModeDenied(ModeDenial::Plan);
+    }
+    if mode == "auto" && rules.asks(server, tool) {
+        return Verdict::Gated;
     }
     if !rules.asks(server, tool) {
         if mode == "bypassPermissions" {

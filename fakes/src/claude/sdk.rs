@@ -190,9 +190,9 @@ fn initialize_response(launch: &Launch, servers_sent: bool, hooks_sent: bool) ->
         "models": [{"value": "default", "resolvedModel": p.default_model(), "displayName": "Default (recommended)", "description": ""}],
         "account": {"tokenSource": "none", "apiKeySource": api_key_source, "apiProvider": "firstParty"},
         "pid": std::process::id(), "claude_code_version": p.version.to_string(), "current_permission_mode": launch.mode,
-        "analytics_disabled": true, "sandbox_enabled": false,
+        "analytics_disabled": true,
         "fast_mode_state": "off", "fast_mode_disabled_reason": profile::FAST_MODE_DISABLED_REASON,
-        "session_state": "idle", "capabilities": profile::INITIALIZE_CAPABILITIES,
+        "session_state": "idle", "capabilities": p.initialize_capabilities(),
         "available_output_styles": ["default", "Proactive", "Concise", "Explanatory", "Learning"],
         "user_output_styles_dir": launch.locations.config_dir.join("output-styles").display().to_string(),
         "feedback_mode": {"kind": "disabled"}, "hook_on_failure_supported": true, "hooks_when_unanswered_kept": 0,
@@ -200,6 +200,9 @@ fn initialize_response(launch: &Launch, servers_sent: bool, hooks_sent: bool) ->
         "remote_control_auto_connect_default": false, "remote_control_auto_enable": false,
         "remote_control_auto_on_by_default": false, "remote_control_available": false,
     });
+    if p.init_session_fields().contains(&"sandbox_enabled") {
+        r["sandbox_enabled"] = json!(false);
+    }
     if hooks_sent {
         r["hooks_applied"] = json!(true);
     }

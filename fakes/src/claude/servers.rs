@@ -63,15 +63,15 @@ pub struct Servers {
 impl Servers {
     /// Connects every server at once, as the real CLI does.
     pub fn connect(profile: Profile, configs: Vec<ServerConfig>, env: &BTreeMap<String, String>, cwd: &Path, rec: &Recorder) -> Servers {
-        let handshake = handshake(&profile);
         let results: Vec<Result<(McpConnection, Greeting), String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = configs
                 .iter()
                 .map(|c| {
-                    let handshake = &handshake;
+                    let http = matches!(c.transport, ServerTransport::Http { .. });
+                    let handshake = handshake(&profile, http);
                     scope.spawn(move || {
                         let target = target(c)?;
-                        McpConnection::connect_with(&target, env, handshake)
+                        McpConnection::connect_with(&target, env, &handshake)
                     })
                 })
                 .collect();
@@ -208,18 +208,20 @@ impl Drop for Servers {
     }
 }
 
-/// The simulated version's handshake: an optional `server/discover` probe,
-/// then `initialize` with its client info and capabilities.
-fn handshake(profile: &Profile) -> Handshake {
+/// The simulated version's handshake with an HTTP (else stdio) server: an
+/// optional `server/discover` probe, then `initialize` with its client info
+/// and capabilities.
+fn handshake(profile: &Profile, http: bool) -> Handshake {
     let client_info = profile.client_info();
     let capabilities = profile.client_capabilities();
-    let discover = profile.probes_discover().then(|| {
+    let probes = if http { profile.probes_discover() } else { profile.probes_discover_stdio() };
+    let discover = probes.then(|| {
         (
             json!("server-discover-probe-1"),
             json!({"_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientInfo": client_info,
-                "io.modelcontextprotocol/clientCapabilities": capabilities,
+                "io.modelcontextprotocol/clientCapabilities": profile.discover_capabilities(),
             }}),
         )
     });

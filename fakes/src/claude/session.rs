@@ -227,8 +227,8 @@ impl Session {
     fn tool_use_meta(&self, server: &str, tool: &str, id: &str) -> Option<Value> {
         let Some(s) = self.servers.iter().find(|s| s.config.name == server) else {
             // No such server in the session: named from the tool alone
-            // (measured on 2.1.332 and 2.1.334).
-            return self.profile.tool_use_meta_names_tool().then(|| json!({"id": id, "display_name": stream::display_name(tool)}));
+            // (every release from 2.1.267 recorded; 2.1.266 has no recording of it).
+            return Some(json!({"id": id, "display_name": stream::display_name(tool)}));
         };
         let (_, greeting) = s.conn.as_ref().ok()?;
         let entry = greeting.tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(tool))?;
@@ -334,12 +334,13 @@ impl Session {
                         self.rejected_meta(id, "permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "mode"})),
                     ),
                     ModeDenial::Auto => {
-                        let (text, extra, kind) = self.profile.auto_mode_denial(name);
+                        let (text, extra, kind) = self.profile.auto_mode_denial(name, stream::api_model(&self.model));
                         (text, extra, self.rejected_meta(id, kind, json!({"decision": "reject", "source": "config", "reason_type": "classifier"})))
                     }
                 };
                 let mut o = CallOutcome::refused("denied", Rendered::error(text));
-                o.denied_event = Some(extra);
+                // Null: no permission_denied event (the auto-mode default band).
+                o.denied_event = (!extra.is_null()).then_some(extra);
                 o.meta = Some(meta);
                 (o, None)
             }

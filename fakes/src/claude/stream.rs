@@ -57,16 +57,17 @@ pub fn init_fields(profile: &Profile, place: &Place) -> Map<String, Value> {
     let plugins: Vec<Value> =
         profile.builtin_plugins().iter().map(|p| json!({"name": p, "path": "builtin", "source": format!("{p}@builtin")})).collect();
     f.insert("plugins".into(), json!(plugins));
-    if profile.init_has_session_fields() {
-        f.insert("additional_directories".into(), json!([]));
-        f.insert("original_cwd".into(), json!(place.cwd.display().to_string()));
-        f.insert("per_turn_effort_active".into(), json!(true));
-        f.insert("sandbox_enabled".into(), json!(false));
-        // The model API is not Anthropic's own (a base URL is given).
-        f.insert("served_by_anthropic".into(), json!(false));
-        f.insert("ultrathink_available".into(), json!(false));
-        f.insert("ultrathink_typed_raises".into(), json!(false));
-        f.insert("view_mode".into(), json!("default"));
+    for field in profile.init_session_fields() {
+        let value = match field {
+            "additional_directories" => json!([]),
+            "original_cwd" => json!(place.cwd.display().to_string()),
+            "per_turn_effort_active" => json!(true),
+            "view_mode" => json!("default"),
+            // The model API is not Anthropic's own (a base URL is given);
+            // sandbox_enabled and the ultrathink fields are off.
+            _ => json!(false),
+        };
+        f.insert(field.into(), value);
     }
     if profile.stamps_written_at() {
         f.insert("written_at".into(), json!(timestamp()));
@@ -121,7 +122,11 @@ pub fn result_fields(profile: &Profile, model: &str, api_calls: usize) -> Map<St
     if profile.result_has_since_last() {
         // One result per process: everything so far is since the last one.
         f.insert("model_usage_since_last_result".into(), by_model);
+    }
+    if profile.result_has_index() {
         f.insert("result_index".into(), json!(0));
+    }
+    if profile.result_counts_safety_stops() {
         f.insert("safety_stops".into(), json!(0));
     }
     if profile.stamps_written_at() {
@@ -138,22 +143,23 @@ pub fn result_usage(profile: &Profile, input: u64, output: u64) -> Value {
         "output_tokens_details": {"thinking_tokens": 0}, "inference_geo": "", "iterations": [],
         "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard", "speed": "standard",
     });
-    if profile.result_has_since_last() {
+    if profile.usage_has_fallback_credit() {
         usage["fallback_credit"] = Value::Null;
     }
     usage
 }
 
 fn model_usage(profile: &Profile, model: &str, input: u64, output: u64, cost: f64) -> Value {
-    // 2.1.266 gives the 1M window only to the `[1m]` model name (a resumed
-    // session's plain name has 200k, measured).
-    let window = if !profile.version.at_least(2, 1, 332) && !model.ends_with("[1m]") { SMALL_CONTEXT_WINDOW } else { CONTEXT_WINDOW };
+    // Before 2.1.285 (whose default model has no `[1m]` suffix) only the
+    // `[1m]` model name gets the 1M window (a resumed session's plain name
+    // has 200k, measured on 2.1.266..2.1.269).
+    let window = if !profile.version.at_least(2, 1, 285) && !model.ends_with("[1m]") { SMALL_CONTEXT_WINDOW } else { CONTEXT_WINDOW };
     let mut usage = json!({
         "inputTokens": input, "outputTokens": output, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
         "thinkingTokens": 0, "webSearchRequests": 0, "costUSD": cost, "contextWindow": window,
         "maxOutputTokens": MAX_OUTPUT_TOKENS, "canonicalModel": api_model(model), "costBasis": "list", "provider": "firstParty",
     });
-    if profile.result_has_since_last() {
+    if profile.splits_cache_creation() {
         usage["cacheCreationEphemeral1hInputTokens"] = json!(0);
         usage["cacheCreationEphemeral5mInputTokens"] = json!(0);
     }
