@@ -220,8 +220,8 @@ impl Profile {
     }
 
     /// The model a resumed session reports without `--model`: before 2.1.270
-    /// the `[1m]` context suffix is dropped there (2.1.266; 2.1.267..2.1.269
-    /// drop it in some launches only, a race); from 2.1.270 (not in 2.1.269,
+    /// the `[1m]` context suffix is dropped there in most launches (a race:
+    /// 2.1.266..2.1.269 keep it in some); from 2.1.270 (not in 2.1.269,
     /// the release before it; recordings/claude/2.1.270/claude-call-scoped-servers.json)
     /// it keeps the default model.
     pub fn resumed_default_model(&self) -> &'static str {

@@ -227,7 +227,7 @@ impl Session {
     fn tool_use_meta(&self, server: &str, tool: &str, id: &str) -> Option<Value> {
         let Some(s) = self.servers.iter().find(|s| s.config.name == server) else {
             // No such server in the session: named from the tool alone
-            // (every release from 2.1.267 recorded; 2.1.266 has no recording of it).
+            // (every release 2.1.266..2.1.334).
             return Some(json!({"id": id, "display_name": stream::display_name(tool)}));
         };
         let (_, greeting) = s.conn.as_ref().ok()?;
