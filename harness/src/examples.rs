@@ -173,7 +173,7 @@ fn from_env(var: &str) -> Result<Option<PathBuf>, String> {
 /// that no longer fails becomes a failing record of its own.
 pub fn run_scenario(cmd: &[String], s: &Arc<Scenario>, expected: &ExpectedFailures, fakes: &Fakes) -> Result<Vec<reports::Trial>, String> {
     let mut records = Vec::new();
-    for t in plan::trials(std::slice::from_ref(s), &[DriverSource::Shim(cmd.to_vec())], &[]) {
+    for t in plan::trials(std::slice::from_ref(s), &[DriverSource::Shim(cmd.to_vec())], &plan::measured_releases()) {
         let started = Instant::now();
         let outcome = run_one(&t, fakes).map_err(|e| format!("{}: {}", e.kind, e.message))?;
         records.push(record(&t, &outcome.verdict, outcome.stderr.as_deref(), started.elapsed().as_secs_f64()));

@@ -87,6 +87,23 @@ pub fn versions(provider: Provider) -> Vec<Option<Version>> {
     }
 }
 
+/// The releases measured on the real binaries (the fakes' MEASURED lists):
+/// what the test suite, the mutant checks and the real-drivers matrix play,
+/// so that `cargo test` keeps within CI's time however many bands there
+/// are; the other bands are covered by replaying their recordings.
+pub fn measured(provider: Provider) -> Vec<Option<Version>> {
+    match provider {
+        Provider::Codex => fakes::codex::profile::MEASURED.iter().copied().map(Some).collect(),
+        Provider::Claude => fakes::claude::profile::MEASURED.iter().copied().map(Some).collect(),
+        Provider::Cursor | Provider::Codebuddy => vec![None],
+    }
+}
+
+/// [`measured`] of every provider, as a `--version` list for [`trials`].
+pub fn measured_releases() -> Vec<Version> {
+    [Provider::Codex, Provider::Claude].into_iter().flat_map(measured).flatten().collect()
+}
+
 /// Every simulated release (of either provider) that has recordings below
 /// `root`: `root/<provider>/<version>[+mode]/` or
 /// `root/drivers/<driver>/<provider>/<version>/`.

@@ -158,7 +158,7 @@ fn not_started(e: &Failure, again: bool) -> Verdict {
     Verdict::NotTestable { reason: verdict::NotTestable { at: "hello".into(), message }, mismatches: Vec::new() }
 }
 
-/// Runs a mutant on every applicable version. Ok(versions that failed it)
+/// Runs a mutant on every applicable measured version. Ok(versions that failed it)
 /// when at least one did; Err(explanation) when it got through everywhere.
 pub fn run_mutant(scenario: &Scenario, mutant: &str, fakes: &Fakes) -> Result<Vec<Option<Version>>, String> {
     let Some(m) = crate::mutants::mutants().into_iter().find(|m| m.name == mutant) else {
@@ -166,7 +166,7 @@ pub fn run_mutant(scenario: &Scenario, mutant: &str, fakes: &Fakes) -> Result<Ve
     };
     let mut caught = Vec::new();
     let mut ran = 0;
-    for v in plan::versions(scenario.provider) {
+    for v in plan::measured(scenario.provider) {
         let verdict = run_with(scenario, v, &mut m.build(), fakes).verdict;
         if verdict.failed() {
             caught.push(v);

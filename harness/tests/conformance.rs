@@ -92,7 +92,7 @@ fn planned_trials(prefix: &str, source: DriverSource, scenarios: &[Arc<Scenario>
     let driver = source.make(&fakes().supervise);
     let capabilities = driver.as_ref().map(|d| d.capabilities()).unwrap_or_default();
     let versions = driver.as_ref().map(|d| d.provider_versions()).unwrap_or_default();
-    plan::trials(scenarios, &[source], &[])
+    plan::trials(scenarios, &[source], &plan::measured_releases())
         .into_iter()
         .map(|t| {
             let skip = plan::skip_reason(&t.scenario, t.target.version, &capabilities)
@@ -145,7 +145,7 @@ fn same_verdicts_through_shim(s: &Scenario) -> Result<(), Failed> {
     let variants = std::iter::once("reference".to_string()).chain(other_mode).chain(s.caught_by.iter().map(|m| format!("mutant:{m}")));
     let mut diffs = Vec::new();
     for variant in variants {
-        for version in plan::versions(s.provider) {
+        for version in plan::measured(s.provider) {
             let direct = run_with(s, version, DriverSource::Builtin(variant.clone()).make(&fakes().supervise)?.as_mut(), &fakes()).verdict;
             let cmd = vec![SHIM.to_string(), "shim".into(), "--driver".into(), variant.clone()];
             let shimmed = run_with(s, version, DriverSource::Shim(cmd).make(&fakes().supervise)?.as_mut(), &fakes()).verdict;

@@ -81,7 +81,7 @@ pub enum Command {
         recordings: PathBuf,
     },
     /// Run every example shim under examples/ (the real packages and the
-    /// hand-written drivers) through the fakes on one release per band,
+    /// hand-written drivers) through the fakes on every measured release,
     /// strictly against its committed baseline, and print the real-drivers
     /// matrix: each shim on each provider version, the criteria passed, failed
     /// with the finding, skipped with the reason. Exit 1 if any shim fails
