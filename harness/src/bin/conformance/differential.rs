@@ -71,6 +71,9 @@ fn cases(ask: &Ask) -> Result<bool, String> {
             Outcome::Crashed(why) => ("CRASHED ", std::slice::from_ref(why)),
         };
         println!("{label}{id}");
+        if let Outcome::Flaky(_) = outcome {
+            println!("    the two real runs differ (below, `real` is the first run and `fake` the second):");
+        }
         for line in lines.iter().take(SHOWN) {
             println!("    {line}");
         }
