@@ -56,12 +56,13 @@ pub fn kept(entry: &Entry, keep: &[Version]) -> bool {
     keep.contains(&v) || crate::plan::versions(entry.provider).contains(&Some(v))
 }
 
-/// Removes every entry `kept` does not keep; returns what went.
-pub fn prune(cache: &Path, keep: &[Version]) -> Result<Vec<Entry>, String> {
+/// Removes each of `entries` (as [`entries`] read them) that `kept` does
+/// not keep; returns what went.
+pub fn prune(entries: &[Entry], keep: &[Version]) -> Result<Vec<Entry>, String> {
     let mut gone = Vec::new();
-    for e in entries(cache).into_iter().filter(|e| !kept(e, keep)) {
+    for e in entries.iter().filter(|e| !kept(e, keep)) {
         std::fs::remove_dir_all(&e.path).map_err(|err| format!("{}: {err}", e.path.display()))?;
-        gone.push(e);
+        gone.push(e.clone());
     }
     Ok(gone)
 }
@@ -97,7 +98,7 @@ mod tests {
         let versions: Vec<Option<Version>> = all.iter().map(|e| e.version).collect();
         assert_eq!(versions, [None, Some(dropped), Some(named), Some(newest)]);
         assert_eq!(all.iter().map(|e| e.bytes).sum::<u64>(), 5015);
-        let gone = prune(cache.path(), &[named]).unwrap();
+        let gone = prune(&all, &[named]).unwrap();
         let gone: Vec<Option<Version>> = gone.iter().map(|e| e.version).collect();
         assert_eq!(gone, [None, Some(dropped)], "the leftover and the release neither a stand-in nor named");
         assert!(cache.path().join(format!("codex/{newest}")).is_dir() && cache.path().join(format!("codex/{named}")).is_dir());

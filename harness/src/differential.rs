@@ -33,23 +33,11 @@ pub enum Outcome {
     Crashed(String),
 }
 
-/// One generated case and its outcome.
-#[derive(Debug, Clone)]
-pub struct CaseRun {
-    pub n: u64,
-    pub id: String,
-    /// The scenario text, to write out or shrink.
-    pub text: String,
-    pub outcome: Outcome,
-}
-
-/// The case's id and scenario: `gen-<seed>-<n>`.
-pub fn case_scenario(provider: Provider, seed: u64, n: u64) -> Result<(String, String, Scenario), String> {
+/// Case `n` of `seed` as a scenario, with its id `gen-<seed>-<n>`.
+pub fn case_scenario(provider: Provider, seed: u64, n: u64) -> Result<(String, Scenario), String> {
     let id = format!("gen-{seed}-{n}");
-    let origin = format!("seed {seed} case {n}");
-    let case = generate::nth(provider, seed, n);
-    let scenario = case.scenario(&id, &origin)?;
-    Ok((id.clone(), case.to_toml(&id, &origin), scenario))
+    let scenario = generate::nth(provider, seed, n).scenario(&id, &format!("seed {seed} case {n}"))?;
+    Ok((id, scenario))
 }
 
 /// Plays `scenario` on `real` twice and on `fake` once with `driver`, and
@@ -102,8 +90,8 @@ fn differences(real: &Recording, other: &Recording, allow: Option<(&AllowList, V
 }
 
 /// `agree/cases (rate%), flaky F, crashed C`.
-pub fn tally(runs: &[CaseRun]) -> String {
-    let count = |f: fn(&Outcome) -> bool| runs.iter().filter(|r| f(&r.outcome)).count();
+pub fn tally(runs: &[Outcome]) -> String {
+    let count = |f: fn(&Outcome) -> bool| runs.iter().filter(|o| f(o)).count();
     let agree = count(|o| matches!(o, Outcome::Agree(_)));
     let flaky = count(|o| matches!(o, Outcome::Flaky(_)));
     let crashed = count(|o| matches!(o, Outcome::Crashed(_)));
@@ -118,16 +106,16 @@ mod tests {
 
     #[test]
     fn the_tally_counts_flaky_and_crashed_cases_apart() {
-        let run = |outcome| CaseRun { n: 0, id: "g".into(), text: String::new(), outcome };
-        let runs = [run(Outcome::Agree(3)), run(Outcome::Agree(4)), run(Outcome::Disagree(vec!["x".into()])), run(Outcome::Flaky(vec![])), run(Outcome::Crashed("hang".into()))];
+        let runs = [Outcome::Agree(3), Outcome::Agree(4), Outcome::Disagree(vec!["x".into()]), Outcome::Flaky(vec![]), Outcome::Crashed("hang".into())];
         assert_eq!(tally(&runs), "2/3 agree (66.7%), 1 flaky, 1 crashed, of 5 cases");
     }
 
     #[test]
-    fn case_ids_and_texts_follow_the_seed() {
-        let (id, text, s) = case_scenario(Provider::Codex, 42, 7).unwrap();
+    fn case_ids_and_scenarios_follow_the_seed() {
+        let (id, s) = case_scenario(Provider::Codex, 42, 7).unwrap();
         assert_eq!(id, "gen-42-7");
         assert_eq!(s.generated.as_deref(), Some("seed 42 case 7"));
-        assert_eq!(text, case_scenario(Provider::Codex, 42, 7).unwrap().1);
+        let again = case_scenario(Provider::Codex, 42, 7).unwrap().1;
+        assert_eq!((format!("{:?}", s.servers), format!("{:?}", s.steps)), (format!("{:?}", again.servers), format!("{:?}", again.steps)));
     }
 }

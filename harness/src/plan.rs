@@ -93,9 +93,17 @@ pub fn versions(provider: Provider) -> Vec<Option<Version>> {
 /// are; the other bands are covered by replaying their recordings.
 pub fn measured(provider: Provider) -> Vec<Option<Version>> {
     match provider {
-        Provider::Codex => fakes::codex::profile::MEASURED.iter().copied().map(Some).collect(),
-        Provider::Claude => fakes::claude::profile::MEASURED.iter().copied().map(Some).collect(),
+        Provider::Codex | Provider::Claude => measured_list(provider).iter().copied().map(Some).collect(),
         Provider::Cursor | Provider::Codebuddy => vec![None],
+    }
+}
+
+/// The fake's MEASURED list; empty for a provider without a fake.
+fn measured_list(provider: Provider) -> &'static [Version] {
+    match provider {
+        Provider::Codex => &fakes::codex::profile::MEASURED,
+        Provider::Claude => &fakes::claude::profile::MEASURED,
+        Provider::Cursor | Provider::Codebuddy => &[],
     }
 }
 
@@ -104,43 +112,13 @@ pub fn measured_releases() -> Vec<Version> {
     [Provider::Codex, Provider::Claude].into_iter().flat_map(measured).flatten().collect()
 }
 
-/// Every simulated release (of either provider) that has recordings below
-/// `root`: `root/<provider>/<version>[+mode]/` or
-/// `root/drivers/<driver>/<provider>/<version>/`.
-pub fn recorded_releases(root: &Path) -> Result<Vec<Version>, String> {
-    let dirs = |p: &Path| -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()
-    };
-    if !root.is_dir() {
-        return Err(format!("{}: no such directory of recordings", root.display()));
-    }
-    let mut out = Vec::new();
-    for provider in [Provider::Codex, Provider::Claude] {
-        let mut folders = dirs(&root.join(provider.as_str()));
-        for driver in dirs(&root.join("drivers")) {
-            folders.extend(dirs(&driver.join(provider.as_str())));
-        }
-        for folder in folders {
-            let name = folder.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            if let Ok(v) = name.split('+').next().unwrap_or_default().parse::<Version>() {
-                if simulates(provider, v) && !out.contains(&v) {
-                    out.push(v);
-                }
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// Every release the fakes play, oldest first: the registry's releases from
 /// the oldest to the newest measured version, and the measured ones.
 pub fn simulated_releases(provider: Provider) -> Vec<Version> {
-    let measured: &[Version] = match provider {
-        Provider::Codex => &fakes::codex::profile::MEASURED,
-        Provider::Claude => &fakes::claude::profile::MEASURED,
-        Provider::Cursor | Provider::Codebuddy => return Vec::new(),
-    };
+    let measured = measured_list(provider);
+    if measured.is_empty() {
+        return Vec::new();
+    }
     // Parsed once per provider: the plan asks for every trial.
     static CODEX: OnceLock<Vec<Version>> = OnceLock::new();
     static CLAUDE: OnceLock<Vec<Version>> = OnceLock::new();
@@ -394,17 +372,6 @@ mod tests {
         assert!(simulates(Provider::Codex, fakes::codex::profile::MEASURED[0]));
         assert!(!simulates(Provider::Codex, "0.145.0".parse().unwrap()), "older than the oldest measured");
         assert!(!simulates(Provider::Codex, "0.170.0".parse().unwrap()), "no such release");
-    }
-
-    #[test]
-    fn recorded_releases_are_the_simulated_versions_with_a_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in ["codex/0.148.0", "codex/0.99.0", "claude/2.1.332+tool-search", "drivers/x/codex/0.171.0", "codex/notes"] {
-            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-        }
-        let got: Vec<String> = recorded_releases(dir.path()).unwrap().iter().map(|v| v.to_string()).collect();
-        assert_eq!(got, ["0.148.0", "0.171.0", "2.1.332"]);
-        assert!(recorded_releases(&dir.path().join("none")).is_err());
     }
 
     #[test]

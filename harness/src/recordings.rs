@@ -13,7 +13,7 @@ use fakes::version::Version;
 use crate::driver::Driver;
 use crate::plan::{Target, ToolSearch};
 use crate::runner::run_with;
-use crate::scenario::Scenario;
+use crate::scenario::{Provider, Scenario};
 use crate::trial::Fakes;
 use crate::verdict::fidelity::allow::{AllowList, Use};
 use crate::verdict::fidelity::compare::{compare, Comparison, Difference};
@@ -81,6 +81,32 @@ pub fn files(root: &Path) -> Vec<PathBuf> {
     }
     files.sort();
     files
+}
+
+/// Every simulated release (of either provider) that has recordings below
+/// `root`, as [`files`] finds them.
+pub fn releases(root: &Path) -> Result<Vec<Version>, String> {
+    if !root.is_dir() {
+        return Err(format!("{}: no such directory of recordings", root.display()));
+    }
+    let mut out = Vec::new();
+    for file in files(root) {
+        let folder = |p: Option<&Path>| p.and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        let (version, provider) = (folder(file.parent()), folder(file.parent().and_then(Path::parent)));
+        let provider = match provider.as_str() {
+            "codex" => Provider::Codex,
+            "claude" => Provider::Claude,
+            _ => continue,
+        };
+        // `<version>+tool-search` is the same release.
+        if let Ok(v) = version.split('+').next().unwrap_or_default().parse::<Version>() {
+            if crate::plan::simulates(provider, v) && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// The allow-list in `root`.
@@ -196,6 +222,18 @@ pub fn totals(replays: &[&Replay], allow: &AllowList) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_releases_are_the_simulated_versions_with_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["codex/0.148.0", "codex/0.99.0", "claude/2.1.332+tool-search", "drivers/x/codex/0.171.0", "codex/notes"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+            std::fs::write(dir.path().join(sub).join("s.json"), "{}").unwrap();
+        }
+        let got: Vec<String> = releases(dir.path()).unwrap().iter().map(|v| v.to_string()).collect();
+        assert_eq!(got, ["0.148.0", "0.171.0", "2.1.332"]);
+        assert!(releases(&dir.path().join("none")).is_err());
+    }
 
     #[test]
     fn another_drivers_recordings_sit_below_drivers_and_are_named_for_it() {

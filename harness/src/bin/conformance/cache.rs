@@ -23,7 +23,7 @@ pub fn run(do_prune: bool, keep: &[Version]) -> ExitCode {
         let _ = writeln!(out, "{:<7} {:<12} {:>8}{mark}", e.provider.as_str(), what, human(e.bytes));
     }
     if do_prune {
-        match prune(&dir, keep) {
+        match prune(&all, keep) {
             Ok(gone) => {
                 let freed: u64 = gone.iter().map(|e| e.bytes).sum();
                 let _ = writeln!(out, "pruned {} folders, {} freed", gone.len(), human(freed));

@@ -217,7 +217,7 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
     };
     let mut versions = o.versions.clone();
     if let Some(dir) = &o.all_versions {
-        versions = match plan::recorded_releases(dir) {
+        versions = match harness::recordings::releases(dir) {
             Ok(v) if !v.is_empty() => v,
             Ok(_) => return bad(&format!("--all-versions: no recordings of a simulated release below {}", dir.display())),
             Err(e) => return bad(&format!("--all-versions: {e}")),
