@@ -45,6 +45,10 @@ pub struct Parts {
     /// Claude Code in SDK host mode: the permission mode set for the mode
     /// the host asked for.
     pub claude_permission_mode: fn(&str) -> String,
+    /// Claude Code print mode: the `--permission-mode` every launch names
+    /// (None: none, the CLI's own default, which is auto mode in
+    /// 2.1.285..2.1.301, where a gated call never reaches the prompt tool).
+    pub claude_print_mode: Option<&'static str>,
     /// Claude Code in SDK host mode: the hooks registered in initialize
     /// (null: none) and the answer to each `hook_callback` (its input).
     pub claude_hooks: fn() -> Value,
@@ -91,6 +95,7 @@ impl Parts {
             claude_permission: permission,
             claude_can_use_tool: crate::claude_sdk::answer::can_use_tool,
             claude_permission_mode: |mode| mode.to_string(),
+            claude_print_mode: Some("default"),
             // Every gated call is decided in can_use_tool: no hooks.
             claude_hooks: || Value::Null,
             claude_hook_answer: |_| json!({}),

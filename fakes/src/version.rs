@@ -109,6 +109,24 @@ mod tests {
     }
 }
 
+/// The names of a profile's other version-dependent answers (`pub fn
+/// NAME(&self, ...) -> T`, T not bool), from its source, in order: its
+/// `values` must list them all (a test of each profile checks it).
+#[cfg(test)]
+pub(crate) fn value_functions(source: &str) -> Vec<&str> {
+    source
+        .split("pub fn ")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('(').filter(|(_, args)| args.starts_with("&self")).map(|(name, args)| (name, args)))
+        .filter(|(name, args)| {
+            let returns = args.split_once(") -> ").map_or("", |(_, r)| r);
+            !returns.starts_with("bool") && !matches!(*name, "facts" | "values" | "version_line")
+        })
+        .map(|(name, _)| name)
+        .filter(|name| name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+        .collect()
+}
+
 /// The names of a profile's boolean predicates, from its source, in order:
 /// its `facts` must list them all (a test of each profile checks it).
 #[cfg(test)]

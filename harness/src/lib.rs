@@ -10,6 +10,7 @@
 //! [`source`]; a shim runs under a per-trial supervisor ([`contain`]), and
 //! [`stop`] ends a run in order on SIGINT or SIGTERM.
 
+pub mod agreement;
 pub mod bench;
 pub mod bisect;
 pub mod cache;

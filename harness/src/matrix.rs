@@ -185,10 +185,16 @@ fn cell(text: &str) -> String {
 
 /// `readme` with the text between the markers replaced by `table`.
 pub fn splice(readme: &str, table: &str) -> Result<String, String> {
-    let start = readme.find(BEGIN).ok_or_else(|| format!("no line `{BEGIN}` to write the table after"))?;
-    let body = start + BEGIN.len();
-    let end = readme[body..].find(END).map(|i| body + i).ok_or_else(|| format!("no line `{END}` after `{BEGIN}`"))?;
-    Ok(format!("{}\n{table}{}", &readme[..body], &readme[end..]))
+    splice_between(readme, BEGIN, END, table)
+}
+
+/// `readme` with the text between the lines `begin` and `end` replaced by
+/// `table` (the README's generated tables).
+pub fn splice_between(readme: &str, begin: &str, end: &str, table: &str) -> Result<String, String> {
+    let start = readme.find(begin).ok_or_else(|| format!("no line `{begin}` to write the table after"))?;
+    let body = start + begin.len();
+    let stop = readme[body..].find(end).map(|i| body + i).ok_or_else(|| format!("no line `{end}` after `{begin}`"))?;
+    Ok(format!("{}\n{table}{}", &readme[..body], &readme[stop..]))
 }
 
 #[cfg(test)]

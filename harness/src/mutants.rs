@@ -119,6 +119,18 @@ pub fn mutants() -> Vec<Mutant> {
                 _ => drivers::codex::respond::respond(m, params, ctx, host),
             }
         }),
+        parts("print-mode-unnamed", "names no --permission-mode, so Claude Code 2.1.285..2.1.301 runs print mode in auto mode and a gated call never reaches the host", |p| {
+            p.claude_print_mode = None;
+        }),
+        parts("print-mode-auto", "launches print mode with --permission-mode auto, so a gated call goes to Claude Code's classifier, never to the host", |p| {
+            p.claude_print_mode = Some("auto");
+        }),
+        parts("prompt-answer-free-text", "answers the permission prompt tool's yes as free text, not a behavior object, so Claude Code refuses the call the host approved", |p| {
+            p.claude_permission = |name, input, ctx, host| {
+                let verdict = drivers::claude::permission(name, input, ctx, host);
+                if verdict["behavior"] == "allow" { json!("yes please") } else { verdict }
+            };
+        }),
         parts("ack-unknown-requests", "answers server requests it does not understand with an empty result", |p| {
             p.respond = |m, params, ctx, host| match drivers::codex::respond::respond(m, params, ctx, host) {
                 Err((-32601, _)) => Ok(json!({})),

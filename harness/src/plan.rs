@@ -376,7 +376,7 @@ mod tests {
 
     #[test]
     fn a_driver_naming_a_range_skips_the_versions_outside_it() {
-        let (old, new) = (fakes::claude::profile::MEASURED[0], fakes::claude::profile::MEASURED[1]);
+        let (old, new) = (fakes::claude::profile::MEASURED[0], fakes::claude::profile::MEASURED[2]);
         let (scenarios, _) = embedded();
         let s = scenarios.iter().find(|s| s.provider == Provider::Claude).unwrap();
         let ranges = BTreeMap::from([("claude".to_string(), format!(">={new}").parse::<VersionRange>().unwrap())]);

@@ -81,20 +81,28 @@ pub fn registry(provider: Provider) -> Result<Registry, String> {
     Ok(Registry { fetched: snapshot.fetched, releases: out })
 }
 
-/// Every fact of the fake's profile on `version`.
-pub fn facts(provider: Provider, version: Version) -> Vec<(&'static str, bool)> {
-    match provider {
-        Provider::Codex => fakes::codex::profile::Profile { version }.facts(),
-        Provider::Claude => fakes::claude::profile::Profile { version }.facts(),
-        Provider::Cursor | Provider::Codebuddy => Vec::new(),
-    }
+/// Every fact of the fake's profile on `version` (true or false), then
+/// every other version-dependent answer (a text or a list).
+pub fn facts(provider: Provider, version: Version) -> Vec<(&'static str, String)> {
+    let (facts, values) = match provider {
+        Provider::Codex => {
+            let p = fakes::codex::profile::Profile { version };
+            (p.facts(), p.values())
+        }
+        Provider::Claude => {
+            let p = fakes::claude::profile::Profile { version };
+            (p.facts(), p.values())
+        }
+        Provider::Cursor | Provider::Codebuddy => (Vec::new(), Vec::new()),
+    };
+    facts.into_iter().map(|(name, on)| (name, on.to_string())).chain(values).collect()
 }
 
 /// The band number (from 1) of each of `versions` (sorted): a new band
 /// starts wherever some fact changes.
 pub fn bands(provider: Provider, versions: &[Version]) -> Vec<usize> {
     let mut out = Vec::new();
-    let mut last: Option<Vec<(&str, bool)>> = None;
+    let mut last: Option<Vec<(&str, String)>> = None;
     for v in versions {
         let now = facts(provider, *v);
         let band = out.last().copied().unwrap_or(0) + usize::from(last.as_ref() != Some(&now));
@@ -104,15 +112,19 @@ pub fn bands(provider: Provider, versions: &[Version]) -> Vec<usize> {
     out
 }
 
-/// The facts that change from `before` to `after`, each `name` (now true)
-/// or `!name` (now false).
+/// The facts that change from `before` to `after`, each `name` (now true),
+/// `!name` (now false) or `name changes` (a text or list).
 pub fn changes(provider: Provider, before: Version, after: Version) -> Vec<String> {
     let old = facts(provider, before);
     facts(provider, after)
         .into_iter()
         .zip(old)
         .filter(|((_, now), (_, then))| now != then)
-        .map(|((name, now), _)| if now { name.to_string() } else { format!("!{name}") })
+        .map(|((name, now), _)| match now.as_str() {
+            "true" => name.to_string(),
+            "false" => format!("!{name}"),
+            _ => format!("{name} changes"),
+        })
         .collect()
 }
 

@@ -257,8 +257,7 @@ fn versions_lists_releases_and_their_behaviour_bands() {
 fn three_shards_merged_report_as_the_unsplit_run() {
     let dir = tempfile::tempdir().unwrap();
     let at = |f: &str| dir.path().join(f).display().to_string();
-    // Codex only: the reference driver fails Claude Code 2.1.285..2.1.301 (auto mode by default; see the README).
-    let select = ["--filter", "approve", "--provider", "codex", "-q"];
+    let select = ["--filter", "approve", "-q"];
     let run = |extra: &[&str]| {
         let out = cli(&[&["run"][..], &select, extra].concat());
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));

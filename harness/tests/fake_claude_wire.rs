@@ -236,16 +236,19 @@ fn plan_and_dont_ask_modes_refuse_without_asking() {
     assert_eq!(o[0]["decision"], "allowed");
     assert!(o[1]["model_saw"].as_str().unwrap().starts_with("Permission to use mcp__other__echo has been denied because Claude Code is running in don't ask mode."));
     assert_eq!(lab.calls("perm").len(), 0, "dontAsk never calls the prompt tool");
-    // auto has no classifier in print mode; the texts differ per version.
-    for (version, start, kind) in [
-        (OLD, "Auto mode could not evaluate this action and is blocking it for safety", "automode-parsing-error"),
-        (NEW, "Auto mode is unavailable: its safety check does not run for this session, so mcp__lab__echo was not run.", "automode-unavailable"),
+    // auto has no classifier in print mode; the texts and notices differ
+    // per version (recordings/drivers/print-mode-auto/), no permission_denied.
+    for (version, start, notice) in [
+        (OLD, "claude-opus-5[1m] is temporarily unavailable, so auto mode cannot determine the safety of mcp__lab__echo", None),
+        (NEW, "Auto mode is unavailable: its safety check does not run for this session, so mcp__lab__echo was not run.", Some("auto_mode_no_server_check")),
     ] {
         let lab = Lab::new(version, vec![pair()]);
         let ran = lab.play(&["--permission-mode", "auto"]);
-        assert!(lab.outcomes()[0]["model_saw"].as_str().unwrap().starts_with(start), "{version}");
-        assert_eq!(ran.of_type("user").next().unwrap()["tool_result_meta"][0]["non_execution_kind"], kind);
-        assert_eq!(ran.denied_events()[0]["decision_reason_type"], "classifier");
+        assert!(lab.outcomes()[0]["model_saw"].as_str().unwrap().starts_with(start), "{version}: {}", lab.outcomes()[0]["model_saw"]);
+        assert_eq!(ran.of_type("user").next().unwrap()["tool_result_meta"][0]["non_execution_kind"], "automode-unavailable");
+        assert!(ran.denied_events().is_empty(), "{version}");
+        let tags: Vec<&str> = ran.of_type("system").filter_map(|m| m["tag"].as_str()).collect();
+        assert_eq!(tags.first().copied(), notice, "{version}");
     }
 }
 

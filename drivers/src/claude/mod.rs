@@ -35,6 +35,8 @@ pub const PERMISSION_TOOL: &str = "permission_prompt";
 /// The bridge's MCP server name when the host bridges no tools of its own.
 pub const DEFAULT_BRIDGE: &str = "approval-bridge";
 const TURN_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a CLI that has sent its result gets to exit before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 pub struct ClaudeDriver {
     parts: Parts,
@@ -135,6 +137,10 @@ impl ClaudeDriver {
                     }
                     calls.observe(&msg, &set, Some(&bridge_name), &mut report);
                     if msg["type"] == "result" {
+                        // The CLI saves the session on its way out: a kill
+                        // right after the result can lose it (seen on
+                        // 2.1.266: the next --resume finds no conversation).
+                        child.exited_within(EXIT_GRACE);
                         return Ok(report);
                     }
                 }
@@ -168,6 +174,10 @@ impl ClaudeDriver {
             json!({"mcpServers": servers}).to_string(),
             "--strict-mcp-config".into(),
         ];
+        if let Some(mode) = self.parts.claude_print_mode {
+            args.push("--permission-mode".into());
+            args.push(mode.into());
+        }
         // Fail-closed: no one to ask, so the CLI refuses gated calls itself.
         if self.parts.host_prompts {
             args.push("--permission-prompt-tool".into());

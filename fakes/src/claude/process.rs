@@ -226,6 +226,7 @@ impl Launch {
             prompt_id: super::uuid::new_uuid(),
             sdk_pending: Vec::new(),
             sdk_opened: Vec::new(),
+            auto_notice_sent: false,
         }
     }
 }

@@ -10,7 +10,9 @@ use crate::mcp_client::CallFailure;
 use crate::version::Version;
 
 /// Versions measured on the real binary.
-pub const MEASURED: [Version; 3] = [Version::new(2, 1, 266), Version::new(2, 1, 332), Version::new(2, 1, 334)];
+/// 2.1.301 stands for the releases that run print mode in auto mode by
+/// default (`defaults_to_auto_mode`), which a driver must override.
+pub const MEASURED: [Version; 4] = [Version::new(2, 1, 266), Version::new(2, 1, 301), Version::new(2, 1, 332), Version::new(2, 1, 334)];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
@@ -33,7 +35,7 @@ impl Profile {
             ("simulates_sdk_host", self.simulates_sdk_host()),
             ("stamps_written_at", self.stamps_written_at()),
             ("flushes_control_requests", self.flushes_control_requests()),
-            ("names_hook_refusals", self.names_hook_refusals()),
+            ("names_refusers", self.names_refusers()),
             ("marks_changed_input", self.marks_changed_input()),
             ("stamps_sdk_events", self.stamps_sdk_events()),
             ("tool_use_meta_names_tool", self.tool_use_meta_names_tool()),
@@ -46,6 +48,34 @@ impl Profile {
             ("warns_unreadable_settings", self.warns_unreadable_settings()),
             ("explains_unloaded_settings", self.explains_unloaded_settings()),
             ("typed_mcp_servers_error", self.typed_mcp_servers_error()),
+        ]
+    }
+
+    /// Every other version-dependent answer of the profile (texts, lists),
+    /// by name and shown as text: a change in one starts a behaviour band
+    /// as a changed fact does.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("protocol_version", self.protocol_version().to_string()),
+            ("client_capabilities", self.client_capabilities().to_string()),
+            ("discover_capabilities", self.discover_capabilities().to_string()),
+            // Without the version, which every release changes.
+            ("client_info", json!({"version": null, "rest": self.client_info()}).to_string().replace(&self.version.to_string(), "")),
+            ("cancel_reason", self.cancel_reason().to_string()),
+            ("invalid_prompt_answer_text", self.invalid_prompt_answer_text().to_string()),
+            ("auto_mode_denial", self.auto_mode_denial("T", "M")),
+            ("auto_mode_notice", format!("{:?}", self.auto_mode_notice("H"))),
+            ("default_model", self.default_model().to_string()),
+            ("resumed_default_model", self.resumed_default_model().to_string()),
+            ("builtin_tools", self.builtin_tools().join(",")),
+            ("skills", self.skills().join(",")),
+            ("slash_commands", self.slash_commands().join(",")),
+            ("terminal_slash_commands", self.terminal_slash_commands().join(",")),
+            ("capabilities", self.capabilities().join(",")),
+            ("initialize_capabilities", self.initialize_capabilities().join(",")),
+            ("builtin_plugins", self.builtin_plugins().join(",")),
+            ("init_session_fields", self.init_session_fields().join(",")),
+            ("mcp_servers_type_error", self.mcp_servers_type_error(&json!(5))),
         ]
     }
 
@@ -155,42 +185,45 @@ impl Profile {
         }
     }
 
-    /// What a gated call gets in `--permission-mode auto` (no classifier in
-    /// print mode), the extra fields of its permission_denied event (null:
-    /// none is sent) and its `non_execution_kind`. "Auto mode is
-    /// unavailable ..." first in 2.1.319 (not in 2.1.318, the release before
-    /// it; measured with the lab and `--permission-mode auto`).
-    pub fn auto_mode_denial(&self, tool_name: &str, model: &str) -> (String, Value, &'static str) {
-        if self.defaults_to_auto_mode() {
-            // Measured with the harness's mock model API (the others with the
-            // lab's, whose classifier answer does not parse;
-            // recordings/claude/2.1.285/claude-approve-runs-without-prompt.json).
-            (
-                format!("{model} is temporarily unavailable, so auto mode cannot determine the safety of {tool_name} right now. Wait a moment and then try this action again. If it keeps failing, continue with other tasks that don't require this action and come back to it later. Note: reading files, searching code, and other read-only operations do not require the classifier and can still be used."),
-                Value::Null,
-                "automode-unavailable",
-            )
-        } else if self.version.at_least(2, 1, 319) {
-            (
-                format!("Auto mode is unavailable: its safety check does not run for this session, so {tool_name} was not run. Other actions that need the check will be denied too, and retrying won't help. Finish what you can without them, then tell the user what is blocked and that they can switch to another permission mode."),
-                json!({"decision_reason_type": "classifier", "decision_reason_code": "auto_mode_no_check_in_session", "decision_reason": "Classifier unavailable"}),
-                "automode-unavailable",
-            )
+    /// What a gated call gets in auto mode, where print mode has no
+    /// classifier to ask (its `non_execution_kind` is automode-unavailable,
+    /// and no permission_denied event is sent). "Auto mode is unavailable
+    /// ..." first in 2.1.319 (not in 2.1.318, the release before it); before
+    /// it the model's full name (`[1m]` kept) says it is unavailable
+    /// (recordings/drivers/print-mode-auto/claude/<both>/claude-approve-runs-without-prompt.json).
+    pub fn auto_mode_denial(&self, tool_name: &str, model: &str) -> String {
+        if self.version.at_least(2, 1, 319) {
+            format!("Auto mode is unavailable: its safety check does not run for this session, so {tool_name} was not run. Other actions that need the check will be denied too, and retrying won't help. Finish what you can without them, then tell the user what is blocked and that they can switch to another permission mode.")
         } else {
-            (
-                "Auto mode could not evaluate this action and is blocking it for safety — run with --debug for details. This is not a judgment that the action is unsafe. This is usually transient — wait briefly and try this action again as-is; don't rewrite it. If it keeps failing, continue with other tasks that don't require this action and come back to it later. Note: reading files, searching code, and other read-only operations do not require the classifier and can still be used.".to_string(),
-                json!({"decision_reason_type": "classifier", "decision_reason": "Auto mode could not evaluate this action and is blocking it for safety — run with --debug for details"}),
-                "automode-parsing-error",
-            )
+            format!("{model} is temporarily unavailable, so auto mode cannot determine the safety of {tool_name} right now. Wait a moment and then try this action again. If it keeps failing, continue with other tasks that don't require this action and come back to it later. Note: reading files, searching code, and other read-only operations do not require the classifier and can still be used.")
+        }
+    }
+
+    /// Auto mode's notice (a system/informational event, once per process),
+    /// naming the API's `host` (ANTHROPIC_BASE_URL): whether it comes at the
+    /// first call the classifier must judge (else at the first tool use),
+    /// and the event. The billing notice first in 2.1.278 (not in 2.1.277,
+    /// the release before it), last in 2.1.318; from 2.1.319 the notice
+    /// that no server-side check runs (recordings/drivers/print-mode-auto/
+    /// claude/<each>/claude-approve-runs-without-prompt.json).
+    pub fn auto_mode_notice(&self, host: &str) -> Option<(bool, Value)> {
+        let event = |content: String| json!({"type": "system", "subtype": "informational", "content": content, "isMeta": false, "level": "warning"});
+        if self.version.at_least(2, 1, 319) {
+            let mut e = event(format!("Auto mode can't check actions in this session. Its safety check runs on the server, and your requests go through {host}, which doesn't pass it through. Nobody can be asked to approve actions in this session, so every action that needs the check is refused. To run these actions, use another permission mode. To use auto mode, ask whoever runs {host} to pass Claude Code's server-side safety check through: https://code.claude.com/docs/en/permission-modes#server-side-classifier-review"));
+            e["tag"] = json!("auto_mode_no_server_check");
+            Some((true, e))
+        } else if self.version.at_least(2, 1, 278) {
+            Some((false, event(format!("We're changing auto mode to no longer charge for classifier requests in Claude Code. However, this session isn't eligible because your requests go through {host}, which isn't compatible with this update. Nothing breaks: auto mode keeps working, and its classifier requests are billed as before. To fix it and access the new version of auto mode, ask your gateway to implement: https://code.claude.com/docs/en/auto-mode-classifier-billing"))))
+        } else {
+            None
         }
     }
 
     /// Print mode without `--permission-mode` or a settings `defaultMode`
     /// runs in auto mode; first in 2.1.285 (not in 2.1.284, the release
-    /// before it), last in 2.1.301 (not in 2.1.302;
-    /// recordings/claude/<each>/claude-approve-runs-without-prompt.json).
-    /// Its billing notice (a system/informational message) is not
-    /// simulated (ALLOWED.toml).
+    /// before it), last in 2.1.301 (not in 2.1.302; recordings/drivers/
+    /// print-mode-unnamed/claude/<each>/claude-approve-runs-without-prompt.json,
+    /// the mutant that names no mode: the reference names "default").
     pub fn defaults_to_auto_mode(&self) -> bool {
         self.between(285, 301)
     }
@@ -219,13 +252,14 @@ impl Profile {
         }
     }
 
-    /// The model a resumed session reports without `--model`: before 2.1.270
-    /// the `[1m]` context suffix is dropped there in most launches (a race:
-    /// 2.1.266..2.1.269 keep it in some); from 2.1.270 (not in 2.1.269,
-    /// the release before it; recordings/claude/2.1.270/claude-call-scoped-servers.json)
-    /// it keeps the default model.
+    /// The model a resumed session reports without `--model`: before 2.1.271
+    /// the `[1m]` context suffix is dropped; from 2.1.271 (not in 2.1.270,
+    /// the release before it; recordings/claude/2.1.271/claude-call-scoped-servers.json)
+    /// it keeps the default model. (While the driver killed the CLI right
+    /// after its result, 2.1.266..2.1.270 kept the suffix in some runs; a
+    /// CLI left to exit by itself drops it every time.)
     pub fn resumed_default_model(&self) -> &'static str {
-        if self.version.at_least(2, 1, 270) {
+        if self.version.at_least(2, 1, 271) {
             self.default_model()
         } else {
             "claude-opus-5"
@@ -315,10 +349,12 @@ impl Profile {
         self.version.at_least(2, 1, 334)
     }
 
-    /// Adds `refused_by: "hook"` to the tool_result_meta of a call a
-    /// PreToolUse hook denied; first in 2.1.334 (not in 2.1.332, the release
-    /// before it; measured with the SDK shims, no recording shows a hook denial).
-    pub fn names_hook_refusals(&self) -> bool {
+    /// Adds `refused_by` to the tool_result_meta of a call a PreToolUse hook
+    /// ("hook") or auto mode ("auto_mode") refused; first in 2.1.334 (not in
+    /// 2.1.332, the release before it; recordings/drivers/print-mode-auto/
+    /// claude/2.1.334/claude-approve-runs-without-prompt.json; the hook's
+    /// measured with the SDK shims).
+    pub fn names_refusers(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }
 
@@ -669,9 +705,16 @@ mod tests {
     }
 
     #[test]
+    fn values_list_every_other_answer() {
+        let declared = crate::version::value_functions(include_str!("profile.rs"));
+        let listed: Vec<&str> = Profile { version: MEASURED[0] }.values().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(listed, declared);
+    }
+
+    #[test]
     fn thresholds() {
         let old = Profile { version: MEASURED[0] };
-        let new = Profile { version: MEASURED[1] };
+        let new = Profile { version: MEASURED[2] };
         assert!(!old.probes_discover() && new.probes_discover());
         assert_eq!(old.client_capabilities()["elicitation"], json!({}));
         assert_eq!(new.client_capabilities()["elicitation"], json!({"form": {}, "url": {}}));

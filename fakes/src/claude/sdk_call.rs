@@ -58,7 +58,7 @@ impl Session {
                 let text = profile::hook_denial(name, reason.as_deref());
                 let mut o = CallOutcome::refused("denied", Rendered::error(text));
                 let mut meta = json!({"id": id, "non_execution_kind": "permission-rule"});
-                if self.profile.names_hook_refusals() {
+                if self.profile.names_refusers() {
                     meta["refused_by"] = json!("hook");
                 }
                 meta["permission_decision"] = json!({"decision": "reject", "source": "hook", "reason_type": "hook"});

@@ -70,6 +70,8 @@ pub struct Session {
     /// SDK servers initialized but not listed yet (tools/list comes with
     /// the first turn).
     pub sdk_opened: Vec<super::sdk_link::Opened>,
+    /// Auto mode's notice (one per process) has been sent.
+    pub auto_notice_sent: bool,
 }
 
 /// What a call's hooks leave for the rules.
@@ -208,6 +210,7 @@ impl Session {
         let id = format!("toolu_search_{step}");
         let query = format!("select:{name}");
         self.assistant(json!([{"type": "tool_use", "id": id, "name": TOOL_SEARCH, "input": {"query": query}}]), None);
+        self.auto_mode_notice(false);
         let mcp = self.model_mcp_tools();
         let deferred = self.builtins.iter().filter(|b| DEFERRED_BUILTINS.contains(b)).count() + mcp.len();
         let matches: Vec<&String> = mcp.iter().filter(|t| *t == name).collect();
@@ -244,6 +247,7 @@ impl Session {
         self.search_tool(step, &name);
         let meta = self.tool_use_meta(server, tool, &id);
         self.assistant(json!([{"type": "tool_use", "id": id, "name": name, "input": arguments}]), meta);
+        self.auto_mode_notice(false);
         let (outcome, fatal) = self.decide_and_run(server, tool, &name, &id, arguments);
         if let Some(extra) = &outcome.denied_event {
             let mut event = json!({"type": "system", "subtype": "permission_denied", "tool_name": name, "tool_use_id": id});
@@ -334,12 +338,18 @@ impl Session {
                         self.rejected_meta(id, "permission-rule", json!({"decision": "reject", "source": "config", "reason_type": "mode"})),
                     ),
                     ModeDenial::Auto => {
-                        let (text, extra, kind) = self.profile.auto_mode_denial(name, stream::api_model(&self.model));
-                        (text, extra, self.rejected_meta(id, kind, json!({"decision": "reject", "source": "config", "reason_type": "classifier"})))
+                        self.auto_mode_notice(true);
+                        let text = self.profile.auto_mode_denial(name, &self.model);
+                        let mut meta = self.rejected_meta(id, "automode-unavailable", json!({"decision": "reject", "source": "config", "reason_type": "classifier"}));
+                        if self.profile.names_refusers() {
+                            meta["refused_by"] = json!("auto_mode");
+                        }
+                        // No permission_denied event: none is sent in auto mode.
+                        (text, Value::Null, meta)
                     }
                 };
                 let mut o = CallOutcome::refused("denied", Rendered::error(text));
-                // Null: no permission_denied event (the auto-mode default band).
+                // Null: no permission_denied event (auto mode).
                 o.denied_event = (!extra.is_null()).then_some(extra);
                 o.meta = Some(meta);
                 (o, None)
@@ -443,6 +453,28 @@ impl Session {
     }
 
     /// `_meta` of a call the CLI did not run, and why.
+    /// Auto mode's one notice per process, before the tool result it comes
+    /// with: the billing notice at the first tool use (2.1.278..2.1.318),
+    /// the no-server-side-check notice at the first call the classifier must
+    /// judge (`gated`, from 2.1.319).
+    fn auto_mode_notice(&mut self, gated: bool) {
+        if self.mode != "auto" || self.auto_notice_sent {
+            return;
+        }
+        // What the CLI names as the API's host: ANTHROPIC_BASE_URL's authority.
+        let base = self.env.get("ANTHROPIC_BASE_URL").map(String::as_str).unwrap_or("http://127.0.0.1:0");
+        let host = base.split("://").nth(1).unwrap_or(base).split('/').next().unwrap_or_default().to_string();
+        let Some((at_gated, mut event)) = self.profile.auto_mode_notice(&host) else { return };
+        if at_gated != gated {
+            return;
+        }
+        self.auto_notice_sent = true;
+        event["session_id"] = json!(self.session_id);
+        event["timestamp"] = json!(stream::timestamp());
+        event["uuid"] = json!(new_uuid());
+        self.out.event(event);
+    }
+
     pub(super) fn rejected_meta(&self, id: &str, kind: &str, decision: Value) -> Value {
         let mut m = json!({"id": id, "non_execution_kind": kind});
         if self.profile.reports_permission_decision() {

@@ -222,14 +222,14 @@ mod tests {
         assert_eq!(display_name("notes.append"), "Notes Append");
         assert_eq!(api_model("claude-opus-5[1m]"), "claude-opus-5");
         assert_eq!(api_model("claude-opus-5-5"), "claude-opus-5-5");
-        let new = Profile { version: MEASURED[1] };
+        let new = Profile { version: MEASURED[2] };
         let titled = tool_use_meta(&new, "t1", "ship", Some(&json!({"name": "ship", "title": "Deploy it"})), &json!({"name": "srv"}));
         assert_eq!(titled, json!({"id": "t1", "display_name": "Deploy it", "server_display_name": "srv", "tool_name": "ship"}));
     }
 
     #[test]
     fn per_version_fields() {
-        let (old, new) = (Profile { version: MEASURED[0] }, Profile { version: MEASURED[1] });
+        let (old, new) = (Profile { version: MEASURED[0] }, Profile { version: MEASURED[2] });
         let place = Place { cwd: Path::new("/w"), project_dir: Path::new("/h/projects/-w") };
         assert_eq!(init_fields(&old, &place)["memory_paths"], json!({"auto": "/h/projects/-w/memory/"}));
         assert!(!init_fields(&old, &place).contains_key("original_cwd"));

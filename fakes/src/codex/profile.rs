@@ -69,6 +69,15 @@ impl Profile {
         ]
     }
 
+    /// Every other version-dependent answer of the profile, by name and
+    /// shown as text: a change in one starts a behaviour band as a changed
+    /// fact does.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        // Without the version, which every release changes.
+        let client = crate::mcp_client::ClientProfile { version: String::new(), ..self.mcp_client() };
+        vec![("mcp_client", format!("{client:?}"))]
+    }
+
     /// What `--version` prints.
     pub fn version_line(&self) -> String {
         format!("codex-cli {}", self.version)
@@ -99,9 +108,9 @@ impl Profile {
     }
 
     /// `{readOnlyHint:true, destructiveHint:true}` runs without a prompt: first
-    /// in 0.169.0 (not in 0.168.0, the release before it; measured with a probe
-    /// scenario, such a tool with no policy under `ask`: no committed scenario
-    /// plays one).
+    /// in 0.169.0 (not in 0.168.0, the release before it; recordings/codex/
+    /// 0.168.0/codex-read-only-destructive-asks-before-0-169.json and
+    /// 0.169.0/codex-read-only-destructive-runs-from-0-169.json).
     pub fn read_only_wins_over_destructive(&self) -> bool {
         self.version.at_least(0, 169, 0)
     }
@@ -486,6 +495,13 @@ mod name_tests {
     fn facts_list_every_predicate() {
         let declared = crate::version::bool_predicates(include_str!("profile.rs"));
         let listed: Vec<&str> = Profile { version: MEASURED[0] }.facts().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(listed, declared);
+    }
+
+    #[test]
+    fn values_list_every_other_answer() {
+        let declared = crate::version::value_functions(include_str!("profile.rs"));
+        let listed: Vec<&str> = Profile { version: MEASURED[0] }.values().into_iter().map(|(n, _)| n).collect();
         assert_eq!(listed, declared);
     }
 

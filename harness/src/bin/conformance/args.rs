@@ -96,6 +96,18 @@ pub enum Command {
         #[arg(short = 'j', long)]
         jobs: Option<usize>,
     },
+    /// The differential agreement table (`fidelity --cases` runs logged
+    /// with --tally): per provider release and driver, the cases run, their
+    /// seeds and how many agreed; every release on either side of a profile
+    /// threshold is listed, run or not.
+    Agreement {
+        /// The log the runs were written to.
+        #[arg(long, value_name = "FILE", default_value = "recordings/AGREEMENT.toml")]
+        log: PathBuf,
+        /// Also write the table into FILE between its two marker lines.
+        #[arg(long, value_name = "FILE")]
+        write_readme: Option<PathBuf>,
+    },
     /// Put the shards of a partitioned run (their --json files) together
     /// into one set of reports, as the unsplit run would have written them;
     /// exit 2 if a shard is missing, given twice or from another plan, or
@@ -179,7 +191,8 @@ pub enum Command {
         /// then not checked).
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
-        /// Recordings replayed at once (default: the number of cores).
+        /// Recordings replayed at once (default: the number of cores); with
+        /// --cases, cases played at once (default 1).
         #[arg(short = 'j', long)]
         jobs: Option<usize>,
         /// Only print the normalization and ordering rules, each with why.
@@ -209,6 +222,11 @@ pub enum Command {
         /// is fixed).
         #[arg(long, value_name = "DIR", requires = "cases")]
         out: Option<PathBuf>,
+        /// Log the counts and the seed in FILE (recordings/AGREEMENT.toml
+        /// feeds the README's table; see `conformance agreement`), in place
+        /// of an earlier run of the same release, driver and seed.
+        #[arg(long, value_name = "FILE", requires = "cases")]
+        tally: Option<PathBuf>,
     },
     /// Run on the real binaries (like `run --real`) and write each trial's
     /// normalized recording under OUT/<provider>/<version>/<scenario>.json.

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use fakes::version::Version;
+use harness::agreement;
 use harness::differential::{case_scenario, run_case, tally, Outcome};
 use harness::generate;
 use harness::plan;
@@ -32,6 +33,10 @@ pub struct Ask<'a> {
     pub recordings: &'a Path,
     /// Where to write each disagreeing case, shrunk, as a recording.
     pub out: Option<&'a Path>,
+    /// Where to log the counts (the agreement log).
+    pub tally: Option<&'a Path>,
+    /// Cases run at once.
+    pub jobs: usize,
 }
 
 pub fn run(ask: &Ask) -> ExitCode {
@@ -54,47 +59,70 @@ fn cases(ask: &Ask) -> Result<bool, String> {
     let mut real = fake.clone();
     real.real.insert(format!("{name}-{}", ask.version), bin);
     real.real_only = true;
-    println!("fidelity: {} generated cases (seed {}) on {name} {}, fake and real, by {}", ask.cases, ask.seed, ask.version, ask.driver);
-    let mut runs = Vec::new();
+    println!("fidelity: {} generated cases (seed {}) on {name} {}, fake and real, by {}, {} at once", ask.cases, ask.seed, ask.version, ask.driver, ask.jobs);
     let play = |scenario: Scenario| run_case(Arc::new(scenario), ask.version, &driver, &real, &fake, &allow);
-    for n in 0..ask.cases {
-        let (id, scenario) = case_scenario(ask.provider, ask.seed, n)?;
-        let (outcome, recording) = play(scenario);
-        let agreed;
-        let (label, lines) = match &outcome {
-            Outcome::Agree(messages) => {
-                agreed = [format!("{messages} messages alike")];
-                ("agree   ", &agreed[..])
+    let numbers: Vec<u64> = (0..ask.cases).collect();
+    let mut shrunk: Result<(), String> = Ok(());
+    // Cases run on `jobs` threads (each real run is isolated: its own
+    // directories and loopback ports); each is printed, and a disagreement
+    // shrunk, in case order.
+    let results = harness::pool::map_ordered(
+        &numbers,
+        ask.jobs,
+        |&n| case_scenario(ask.provider, ask.seed, n).map(|(id, scenario)| (id, play(scenario))),
+        |n, result| {
+            let Ok((id, (outcome, recording))) = result else { return };
+            print_case(id, outcome);
+            if let (Outcome::Disagree(_), Some(dir), true) = (outcome, ask.out, shrunk.is_ok()) {
+                match shrink_and_write(ask, n as u64, &play, recording.clone(), dir) {
+                    Ok(file) => println!("    shrunk and written: {}", file.display()),
+                    Err(e) => shrunk = Err(e),
+                }
             }
-            Outcome::Disagree(d) => ("DIFFER  ", &d[..]),
-            Outcome::Flaky(d) => ("flaky   ", &d[..]),
-            Outcome::Crashed(why) => ("CRASHED ", std::slice::from_ref(why)),
-        };
-        println!("{label}{id}");
-        if let Outcome::Flaky(_) = outcome {
-            println!("    the two real runs differ (below, `real` is the first run and `fake` the second):");
-        }
-        for line in lines.iter().take(SHOWN) {
-            println!("    {line}");
-        }
-        if lines.len() > SHOWN {
-            println!("    ... and {} more", lines.len() - SHOWN);
-        }
-        if let (Outcome::Disagree(_), Some(dir)) = (&outcome, ask.out) {
-            let file = shrink_and_write(ask, n, &play, recording, dir)?;
-            println!("    shrunk and written: {}", file.display());
-        }
-        runs.push(outcome);
+        },
+    );
+    shrunk?;
+    let mut runs = Vec::new();
+    for result in results {
+        runs.push(result?.1 .0);
     }
     println!("\n{name} {}: {}", ask.version, tally(&runs));
+    if let Some(log) = ask.tally {
+        agreement::log(log, agreement::Run::of(ask.provider, ask.version, ask.driver, ask.seed, &runs))?;
+        println!("logged in {}", log.display());
+    }
     Ok(runs.iter().all(|o| matches!(o, Outcome::Agree(_) | Outcome::Flaky(_))))
+}
+
+/// One case's outcome: its label and id, then its differences.
+fn print_case(id: &str, outcome: &Outcome) {
+    let agreed;
+    let (label, lines) = match outcome {
+        Outcome::Agree(messages) => {
+            agreed = [format!("{messages} messages alike")];
+            ("agree   ", &agreed[..])
+        }
+        Outcome::Disagree(d) => ("DIFFER  ", &d[..]),
+        Outcome::Flaky(d) => ("flaky   ", &d[..]),
+        Outcome::Crashed(why) => ("CRASHED ", std::slice::from_ref(why)),
+    };
+    println!("{label}{id}");
+    if let Outcome::Flaky(_) = outcome {
+        println!("    the two real runs differ (below, `real` is the first run and `fake` the second):");
+    }
+    for line in lines.iter().take(SHOWN) {
+        println!("    {line}");
+    }
+    if lines.len() > SHOWN {
+        println!("    ... and {} more", lines.len() - SHOWN);
+    }
 }
 
 /// Shrinks a disagreeing case (while the fake still disagrees with the real
 /// CLI) and writes the smallest one's real recording, its scenario text
 /// inside, to OUT/<provider>/<version>/<id>.json: an offline fidelity trial
 /// that fails until the fake is fixed.
-fn shrink_and_write(ask: &Ask, n: u64, play: &dyn Fn(Scenario) -> (Outcome, Option<Recording>), first: Option<Recording>, out: &Path) -> Result<PathBuf, String> {
+fn shrink_and_write(ask: &Ask, n: u64, play: &(dyn Fn(Scenario) -> (Outcome, Option<Recording>) + Sync), first: Option<Recording>, out: &Path) -> Result<PathBuf, String> {
     let id = format!("gen-{}-{n}-min", ask.seed);
     let origin = format!("seed {} case {n}, shrunk", ask.seed);
     let mut last = first;
@@ -123,4 +151,24 @@ fn shrink_and_write(ask: &Ask, n: u64, play: &dyn Fn(Scenario) -> (Outcome, Opti
     std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, recording.to_text())).map_err(|e| format!("{}: {e}", file.display()))?;
     println!("    shrunk in {probes} probes to {} servers, {} steps", small.servers.len(), small.steps.len());
     Ok(file)
+}
+
+/// `conformance agreement [--write-readme FILE]`.
+pub fn agreement(log: &Path, readme: Option<&Path>) -> ExitCode {
+    let table = match agreement::table_of(log) {
+        Ok(t) => t,
+        Err(e) => return super::bad(&e),
+    };
+    print!("{table}");
+    if let Some(path) = readme {
+        let written = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: {e}", path.display()))
+            .and_then(|text| harness::matrix::splice_between(&text, agreement::BEGIN, agreement::END, &table).map_err(|e| format!("{}: {e}", path.display())))
+            .and_then(|text| std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display())));
+        if let Err(e) = written {
+            return super::bad(&e);
+        }
+        eprintln!("wrote the table into {}", path.display());
+    }
+    ExitCode::SUCCESS
 }

@@ -129,10 +129,15 @@ fn main() -> ExitCode {
             harness::verdict::fidelity::rules().iter().for_each(|r| println!("{r}"));
             ExitCode::SUCCESS
         }
-        Some(Command::Fidelity { cases: Some(cases), seed, provider: Some(provider), version: Some(version), driver, recordings, out, .. }) => {
+        Some(Command::Fidelity { cases: Some(cases), seed, provider: Some(provider), version: Some(version), driver, recordings, out, tally, jobs, .. }) => {
             let provider = real_provider(provider);
-            differential::run(&differential::Ask { provider, version, cases, seed, driver: &driver, recordings: &recordings, out: out.as_deref() })
+            // One case at a time unless asked: a real CLI is slower when it
+            // shares the machine, and its timing is part of what is compared.
+            let jobs = jobs.unwrap_or(1);
+            let ask = differential::Ask { provider, version, cases, seed, driver: &driver, recordings: &recordings, out: out.as_deref(), tally: tally.as_deref(), jobs };
+            differential::run(&ask)
         }
+        Some(Command::Agreement { log, write_readme }) => differential::agreement(&log, write_readme.as_deref()),
         Some(Command::Fidelity { recordings, filter, jobs, driver_cmd, .. }) => {
             let fakes = match std::env::current_exe() {
                 Ok(exe) => Fakes::multicall(exe),
