@@ -3,7 +3,7 @@
 # release on either side of a threshold of the fakes' profiles that the
 # agreement log does not yet have 300 cases for, logging each run in
 # recordings/AGREEMENT.toml; then rewrites the README's table. Hours of
-# work (about 13 min per release): stop it any time, a finished release
+# work (4 to 9 min per release with JOBS=2, the default): stop it any time, a finished release
 # stays logged. Each release's binary is fetched on demand and cached.
 # Each case that disagrees is shrunk and its real recording written below
 # target/divergences/: review it, then fix the fake and commit the
@@ -11,7 +11,7 @@
 # Usage: scripts/agreement-runs.sh [codex|claude]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cases=300 seed=21
+cases=300 seed=21 jobs=${JOBS:-2}
 cargo build -q -p harness --bin conformance
 conformance=target/debug/conformance
 # Rows of the table still short of $cases: "| provider | release | driver | not run |" and the like.
@@ -22,6 +22,6 @@ conformance=target/debug/conformance
 while read -r provider version; do
   echo "== $provider $version"
   "$conformance" fidelity --cases "$cases" --seed "$seed" --provider "$provider" --version "$version" \
-    --tally recordings/AGREEMENT.toml --out target/divergences || true
+    --tally recordings/AGREEMENT.toml --out target/divergences -j "$jobs" || true
 done
 "$conformance" agreement --write-readme README.md >/dev/null

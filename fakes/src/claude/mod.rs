@@ -24,6 +24,7 @@ pub mod rules;
 mod servers;
 mod session;
 mod stream;
+mod texts;
 use crate::uuid;
 
 use std::path::PathBuf;
