@@ -1,5 +1,6 @@
 //! The user's own lists are untrusted text: an expected-failures file, the
-//! fidelity allow-list and version ranges must give an error, never panic.
+//! fidelity allow-list, version ranges, the agreement log and probe
+//! recordings must give an error, never panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 

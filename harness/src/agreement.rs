@@ -76,11 +76,17 @@ pub fn load(path: &Path) -> Result<Vec<Run>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let log: Log = toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.to_string().trim_end()))?;
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The runs of a log's text.
+pub fn parse(text: &str) -> Result<Vec<Run>, String> {
+    let log: Log = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
     for r in &log.run {
-        r.version.parse::<Version>().map_err(|e| format!("{}: run {} {}: field `version`: {e}", path.display(), r.provider, r.version))?;
-        if r.agree + r.differ + r.flaky + r.crashed != r.cases {
-            return Err(format!("{}: run {} {} seed {}: agree + differ + flaky + crashed is not `cases`", path.display(), r.provider, r.version, r.seed));
+        r.version.parse::<Version>().map_err(|e| format!("run {} {}: field `version`: {e}", r.provider, r.version))?;
+        let counted = [r.agree, r.differ, r.flaky, r.crashed].iter().try_fold(0u64, |sum, n| sum.checked_add(*n));
+        if counted != Some(r.cases) {
+            return Err(format!("run {} {} seed {}: agree + differ + flaky + crashed is not `cases`", r.provider, r.version, r.seed));
         }
     }
     Ok(log.run)

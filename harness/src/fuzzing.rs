@@ -63,13 +63,15 @@ pub fn shim_message(data: &[u8]) {
 }
 
 /// The user's own lists: expected failures, the fidelity allow-list,
-/// version ranges.
+/// version ranges, the agreement log, probe recordings.
 pub fn lists(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {
         let known: BTreeSet<String> = ["approve-tool-runs-without-prompt".to_string()].into();
         let _ = crate::verdict::expected::ExpectedFailures::parse(Path::new("fuzz.expected"), text, &known);
         let _ = crate::verdict::fidelity::allow::AllowList::parse(text);
         let _ = text.parse::<fakes::version::VersionRange>();
+        let _ = crate::agreement::parse(text);
+        let _ = serde_json::from_str::<crate::probes::ProbeRun>(text);
     }
 }
 

@@ -26,6 +26,7 @@ pub mod matrix;
 pub mod mutants;
 pub mod partition;
 pub mod plan;
+pub mod probes;
 pub mod pool;
 pub mod recordings;
 pub mod reference;

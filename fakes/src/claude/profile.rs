@@ -416,14 +416,14 @@ impl Profile {
 
     /// Names the absolute path of a missing `--settings` file (before: the
     /// argument as given); first in 2.1.284 (not in 2.1.283, the release
-    /// before it; measured by running `claude -p hi --settings nope.json`).
+    /// before it; recordings/probes/claude/<both>/settings-missing.json).
     pub fn absolute_settings_path(&self) -> bool {
         self.version.at_least(2, 1, 284)
     }
 
     /// Warns on stderr about a settings file that is not JSON (before: silent;
     /// both run on without it); first in 2.1.299 (not in 2.1.296, the
-    /// release before it; measured with `--settings` naming a file `{bad`).
+    /// release before it; recordings/probes/claude/<both>/settings-not-json.json).
     pub fn warns_unreadable_settings(&self) -> bool {
         self.version.at_least(2, 1, 299)
     }
@@ -431,15 +431,15 @@ impl Profile {
     /// The unreadable-settings warning says what stays in effect and how to
     /// fix it (before: "These settings files did not load ... Each loads
     /// again once the problem listed for it is fixed:"); first in 2.1.330
-    /// (not in 2.1.329, the release before it; measured like
-    /// warns_unreadable_settings).
+    /// (not in 2.1.329, the release before it;
+    /// recordings/probes/claude/<both>/settings-not-json.json).
     pub fn explains_unloaded_settings(&self) -> bool {
         self.version.at_least(2, 1, 330)
     }
 
     /// zod names what a non-object `mcpServers` should be (before: only
     /// "Invalid input"); first in 2.1.285 (not in 2.1.284, the release before
-    /// it; measured with `--mcp-config '{"mcpServers":5}'`).
+    /// it; recordings/probes/claude/<both>/mcp-servers-not-object.json).
     pub fn typed_mcp_servers_error(&self) -> bool {
         self.version.at_least(2, 1, 285)
     }

@@ -108,6 +108,19 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         write_readme: Option<PathBuf>,
     },
+    /// Run the CLI probes (bad command lines no driver scenario shows:
+    /// harness/src/probes.rs) on the real binaries (fetched on demand) and
+    /// write each to OUT/probes/<provider>/<version>/<probe>.json, which the
+    /// tests replay on the fake.
+    Probe {
+        #[arg(long, default_value = "claude")]
+        provider: RealProvider,
+        /// The releases to probe (repeatable).
+        #[arg(long = "version", value_name = "X.Y.Z", value_parser = parse_version, required = true)]
+        versions: Vec<Version>,
+        #[arg(long, value_name = "DIR", default_value = "recordings")]
+        out: PathBuf,
+    },
     /// Put the shards of a partitioned run (their --json files) together
     /// into one set of reports, as the unsplit run would have written them;
     /// exit 2 if a shard is missing, given twice or from another plan, or

@@ -137,6 +137,7 @@ fn main() -> ExitCode {
             let ask = differential::Ask { provider, version, cases, seed, driver: &driver, recordings: &recordings, out: out.as_deref(), tally: tally.as_deref(), jobs };
             differential::run(&ask)
         }
+        Some(Command::Probe { provider, versions, out }) => probe(real_provider(provider), &versions, &out),
         Some(Command::Agreement { log, write_readme }) => differential::agreement(&log, write_readme.as_deref()),
         Some(Command::Fidelity { recordings, filter, jobs, driver_cmd, .. }) => {
             let fakes = match std::env::current_exe() {
@@ -414,4 +415,32 @@ fn bad(message: &str) -> ExitCode {
 
 fn exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(2))
+}
+
+/// `conformance probe`: each probe of `provider` on each real release.
+fn probe(provider: harness::scenario::Provider, versions: &[fakes::version::Version], out: &std::path::Path) -> ExitCode {
+    let name = provider.as_str();
+    for v in versions {
+        if !harness::plan::simulates(provider, *v) {
+            return bad(&format!("--version {v}: not a {name} release the fakes simulate (`conformance versions {name}`)"));
+        }
+        let bin = match harness::trial::real::fetch(provider, *v) {
+            Ok(b) => b,
+            Err(e) => return bad(&format!("no real {name} {v}: {e}")),
+        };
+        for p in harness::probes::PROBES.iter().filter(|p| p.provider == provider) {
+            let written = tempfile::tempdir().map_err(|e| e.to_string()).and_then(|dir| {
+                let run = harness::probes::run(&bin, &[], p, &v.to_string(), dir.path())?;
+                let file = harness::probes::file(out, &run);
+                let text = serde_json::to_string_pretty(&run).map_err(|e| e.to_string())? + "\n";
+                std::fs::create_dir_all(file.parent().unwrap_or(out)).and_then(|_| std::fs::write(&file, text)).map_err(|e| format!("{}: {e}", file.display()))?;
+                Ok((run.exit, file))
+            });
+            match written {
+                Ok((exit, file)) => println!("{name} {v} {}: exit {exit} -> {}", p.name, file.display()),
+                Err(e) => return bad(&e),
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
