@@ -174,8 +174,8 @@ impl Profile {
 
     /// The refusal of an invalid permission prompt tool answer adds a
     /// sentence about updatedPermissions; first in 2.1.295 (not in 2.1.294,
-    /// the release before it; measured with the lab, a prompt tool answering
-    /// "yes please").
+    /// the release before it; recordings/drivers/prompt-answer-free-text/
+    /// claude/<both>/claude-prompt-and-auto-approve.json).
     pub fn invalid_prompt_answer_text(&self) -> &'static str {
         if self.version.at_least(2, 1, 295) {
             "The permission prompt tool returned an invalid permission result. Expected {behavior: 'allow', updatedInput?: object} or {behavior: 'deny', message: string}. updatedPermissions may hold at most 4096 updates, rules and directories in all."
