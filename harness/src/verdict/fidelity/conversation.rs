@@ -1,9 +1,10 @@
 //! The two kinds of conversation in a run directory, read into entries:
 //! driver <-> CLI from the provider transcript (one segment per provider
 //! process) and CLI <-> each MCP server from its recording (one segment per
-//! server process or session). Request ids are renumbered here, per segment,
+//! server process or session). [`renumber`] names request ids per segment,
 //! so a request and its answer keep matching after a relaunch restarts the
-//! numbering.
+//! numbering; `order` calls it once it has left out the segments that only
+//! a race put in the recording.
 //!
 //! Entries: `{"launch": argv}`, `{"c2s": msg}` (client to server: driver to
 //! CLI, CLI to MCP server), `{"s2c": msg}`, `{"c2s": msg, "http": {method,
@@ -74,9 +75,7 @@ pub fn provider(transcript: &[Value]) -> Vec<Segment> {
         };
         segments[at].1.push(json!({lane: msg}));
     }
-    let mut segments: Vec<Segment> = segments.into_iter().map(|(_, s)| s).collect();
-    renumber(&mut segments);
-    segments
+    segments.into_iter().map(|(_, s)| s).collect()
 }
 
 /// The driver's arguments; one holding a JSON object (Claude Code's
@@ -134,7 +133,6 @@ pub fn mcp(path: &Path) -> Vec<Segment> {
             last.push(entry);
         }
     }
-    renumber(&mut segments);
     segments
 }
 
@@ -147,7 +145,7 @@ fn without(v: &Value, keys: &[&str]) -> Value {
 /// server), numbered through the conversation, so answers still name their
 /// request while the raw numbering (which starts anew in each process and
 /// differs between CLIs) does not count.
-fn renumber(segments: &mut [Segment]) {
+pub fn renumber(segments: &mut [Segment]) {
     let mut ids: HashMap<(usize, &'static str, String), String> = HashMap::new();
     let mut next: HashMap<&'static str, usize> = HashMap::new();
     let mut name = |seg: usize, origin: &'static str, raw: &Value| -> Value {
@@ -209,7 +207,8 @@ mod tests {
             json!({"dir": "s2c", "msg": {"id": 0, "method": "mcpServer/elicitation/request"}}),
             json!({"dir": "out", "text": "not json"}),
         ]);
-        let segs = provider(&read_jsonl(&path).unwrap());
+        let mut segs = provider(&read_jsonl(&path).unwrap());
+        renumber(&mut segs);
         assert_eq!(segs.len(), 2);
         assert_eq!(segs[0][0], json!({"launch": ["app-server", {"a": 1}]}));
         assert_eq!(segs[0][1]["c2s"]["id"], "<c0>");
@@ -231,7 +230,8 @@ mod tests {
             json!({"event": "auth_rejected", "had_header": false}),
             json!({"dir": "in", "msg": {"id": 0, "method": "initialize"}}),
         ]);
-        let segs = mcp(&path);
+        let mut segs = mcp(&path);
+        renumber(&mut segs);
         assert_eq!(segs.len(), 2);
         assert_eq!(segs[0][1]["http"]["bearer"], true);
         assert_eq!(segs[0][3], json!({"http": {"method": "GET", "path": "/mcp", "status": 405, "bearer": true}}));

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::conversation::{message, method, Segment, C2S, S2C};
+use super::conversation::{message, method, renumber, Segment, C2S, S2C};
 
 /// Where a floating notification is shown.
 #[derive(Clone, Copy, PartialEq)]
@@ -73,8 +73,9 @@ fn lets_driver_send(entry: &Value) -> bool {
 /// A provider process the driver ended before any turn (to fingerprint or
 /// relaunch) was stopped at an arbitrary point of its startup: only the
 /// driver's requests and the answers are kept, and the trial's MCP sessions
-/// that called no tool are left out (which of them the process reached
-/// before it was stopped is a race).
+/// that called no tool are left out, as are requests refused for their
+/// bearer (which servers the process reached before it was stopped, and
+/// whether with a secret a rotation had just replaced, is a race).
 fn idle(seg: &Segment) -> bool {
     let driver: Vec<&str> = seg.iter().filter(|e| message(e).is_some_and(|(l, _)| l == C2S)).filter_map(method).collect();
     !driver.is_empty() && !driver.contains(&"turn/start")
@@ -82,13 +83,19 @@ fn idle(seg: &Segment) -> bool {
 
 /// The whole run: provider conversation and MCP conversations, each in its
 /// canonical order.
-pub fn canonical(provider: Vec<Segment>, mcp: BTreeMap<String, Vec<Segment>>) -> BTreeMap<String, Vec<Value>> {
+pub fn canonical(mut provider: Vec<Segment>, mcp: BTreeMap<String, Vec<Segment>>) -> BTreeMap<String, Vec<Value>> {
+    renumber(&mut provider);
     let any_idle = provider.iter().any(idle);
     let mut out = BTreeMap::new();
     out.insert("provider".to_string(), provider.into_iter().flat_map(provider_segment).collect());
     for (name, sessions) in mcp {
-        let kept = sessions.into_iter().filter(|s| !any_idle || s.iter().any(|e| method(e) == Some("tools/call")));
-        let entries: Vec<Value> = kept.flat_map(mcp_session).collect();
+        let raced = |e: &Value| any_idle && e["event"] == "auth_rejected";
+        let called = |s: &Segment| s.iter().any(|e| method(e) == Some("tools/call"));
+        let mut kept: Vec<Segment> = sessions.into_iter().filter(|s| !any_idle || called(s)).map(|s| s.into_iter().filter(|e| !raced(e)).collect()).collect();
+        // Numbered after the drop, so the sessions a stopped process reached
+        // do not shift the ids of the rest.
+        renumber(&mut kept);
+        let entries: Vec<Value> = kept.into_iter().flat_map(mcp_session).collect();
         // A stdio server a process never got to start leaves no file at all.
         if !entries.is_empty() {
             out.insert(format!("mcp/{name}"), entries);
@@ -279,7 +286,7 @@ pub fn describe() -> Vec<String> {
     let http = HTTP_SIDE.iter().map(|(m, why)| format!("HTTP {m}: {why}"));
     let fixed = [
         "a driver's message is shown right after the answer, server request or turn/completed it followed: other messages raced it".to_string(),
-        "a provider process ended before any turn keeps only requests and answers, and the trial's MCP sessions without a tool call are left out: how far its startup got is a race".to_string(),
+        "a provider process ended before any turn keeps only requests and answers, and the trial's MCP sessions without a tool call and requests refused for their bearer are left out, before request ids are numbered: how far its startup got, and with which secret, is a race".to_string(),
         "an MCP answer is shown right after its request".to_string(),
         "an MCP conversation with nothing in it is left out: a stdio server never started leaves no recording".to_string(),
         "an MCP server's last `eof` is not compared (compare.rs): a real run's cleanup may kill the server before it records its input's end".to_string(),
@@ -329,6 +336,37 @@ mod tests {
         assert_eq!(a, run(false));
         let methods: Vec<&str> = a.iter().map(|e| method(e).unwrap_or("-")).collect();
         assert_eq!(methods, ["-", "initialize", "-", "thread/start", "configWarning", "-", "turn/start", "mcpServer/startupStatus/updated"]);
+    }
+
+    #[test]
+    fn what_a_stopped_process_reached_shifts_no_id() {
+        let process = |turn: bool| {
+            let mut seg = vec![json!({"launch": []}), c2s(json!({"id": 0, "method": "initialize"})), s2c(json!({"id": 0, "result": {}}))];
+            if turn {
+                seg.push(c2s(json!({"id": 1, "method": "turn/start"})));
+            }
+            seg
+        };
+        let session = |call: bool| {
+            let mut seg = vec![c2s(json!({"id": 0, "method": "initialize"})), s2c(json!({"id": 0, "result": {}}))];
+            if call {
+                seg.extend([c2s(json!({"id": 1, "method": "tools/call"})), s2c(json!({"id": 1, "result": {}}))]);
+            }
+            seg.push(json!({"event": "auth_rejected", "had_header": true}));
+            seg
+        };
+        let run = |reached: bool| {
+            let sessions = if reached { vec![session(false), session(true)] } else { vec![session(true)] };
+            canonical(vec![process(false), process(true)], BTreeMap::from([("s".to_string(), sessions)]))
+        };
+        let out = run(true);
+        assert_eq!(out, run(false));
+        let ids: Vec<&Value> = out["mcp/s"].iter().map(|e| &message(e).unwrap().1["id"]).collect();
+        assert_eq!(ids, ["<c0>", "<c0>", "<c1>", "<c1>"]);
+        // Without a stopped process, every session and refusal is kept.
+        let all = canonical(vec![process(true)], BTreeMap::from([("s".to_string(), vec![session(false), session(true)])]));
+        assert_eq!(all["mcp/s"].len(), 8);
+        assert_eq!(all["mcp/s"][3]["c2s"]["id"], "<c1>");
     }
 
     #[test]
