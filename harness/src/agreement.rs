@@ -101,7 +101,8 @@ pub fn log(path: &Path, run: Run) -> Result<(), String> {
     runs.sort_by_key(|r| (r.provider.clone(), r.version.parse::<Version>().ok(), r.driver.clone(), r.seed));
     let text = toml::to_string(&Log { run: runs }).map_err(|e| e.to_string())?;
     let header = "# Written by `conformance fidelity --cases N --seed S --tally FILE`; read by\n# `conformance agreement`. One [[run]] per release, driver and seed.\n\n";
-    std::fs::write(path, format!("{header}{text}")).map_err(|e| format!("{}: {e}", path.display()))
+    // Whole or not at all: the log holds hours of runs.
+    crate::atomic::write(path, &format!("{header}{text}")).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The releases on both sides of every threshold of the provider's fake:

@@ -11,6 +11,7 @@
 //! [`stop`] ends a run in order on SIGINT or SIGTERM.
 
 pub mod agreement;
+pub mod atomic;
 pub mod bench;
 pub mod bisect;
 pub mod cache;

@@ -1,7 +1,7 @@
 //! CLI probes: what a provider CLI answers to one bad command line (a
 //! settings file that is missing or not JSON, `mcpServers` that is not an
-//! object), facts no driver scenario can show because no correct driver
-//! launches that way. `conformance probe` runs them on the real binaries and
+//! object, `-c` pairs on both sides of `codex exec`), facts no driver
+//! scenario can show because no correct driver launches that way. `conformance probe` runs them on the real binaries and
 //! writes `recordings/probes/<provider>/<version>/<probe>.json`; a test runs
 //! each on the fake and compares exit code, stdout and stderr.
 
@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
+use crate::recordings::PROBES as FOLDER;
 use crate::scenario::Provider;
 
 /// One bad command line, run in an empty working directory holding `files`,
@@ -39,7 +40,21 @@ pub const PROBES: &[Probe] = &[
         files: &[],
         shows: "typed_mcp_servers_error",
     },
+    // A bad value on each side of `exec`: the error names the one the CLI
+    // kept (the root's is checked first when both apply).
+    Probe {
+        name: "exec-overrides-after-root",
+        provider: Provider::Codex,
+        args: &["-c", r#"approval_policy="bogus""#, "exec", "--json", "-c", r#"sandbox_mode="bogus""#, "hi"],
+        files: &[],
+        shows: "exec_overrides_replace_root",
+    },
 ];
+
+/// Output lines that depend on where the run directory is, not on the
+/// release: Codex refuses to put its helper binaries below a temporary
+/// directory, and every test's CODEX_HOME is one.
+const PLACE_DEPENDENT: &[&str] = &["WARNING: proceeding, even though we could not create PATH aliases"];
 
 /// A probe's run, normalized: the run directory is `<run>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,7 +69,8 @@ pub struct ProbeRun {
 }
 
 /// Runs `probe` with `program` (and `prefix` before its arguments) in a
-/// fresh directory: HOME and CLAUDE_CONFIG_DIR inside it, no API reachable.
+/// fresh directory: HOME, CLAUDE_CONFIG_DIR and CODEX_HOME inside it, no
+/// API reachable.
 pub fn run(program: &Path, prefix: &[String], probe: &Probe, version: &str, dir: &Path) -> Result<ProbeRun, String> {
     let work = dir.join("work");
     for d in [&work, &dir.join("home"), &dir.join("cfg")] {
@@ -71,15 +87,21 @@ pub fn run(program: &Path, prefix: &[String], probe: &Probe, version: &str, dir:
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir.join("home"))
         .env("CLAUDE_CONFIG_DIR", dir.join("cfg"))
+        .env("CODEX_HOME", dir.join("home"))
         // Every probe ends before the model is asked; none is reachable.
         .env("ANTHROPIC_API_KEY", "probe")
         .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .env("OPENAI_API_KEY", "probe")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9")
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     // The real CLI resolves the directory's symlinks (/tmp may be one).
     let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let normalize = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&real.display().to_string(), "<run>").replace(&dir.display().to_string(), "<run>");
+    let normalize = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes).replace(&real.display().to_string(), "<run>").replace(&dir.display().to_string(), "<run>");
+        text.split_inclusive('\n').filter(|line| !PLACE_DEPENDENT.iter().any(|p| line.starts_with(p))).collect()
+    };
     Ok(ProbeRun {
         probe: probe.name.into(),
         provider: probe.provider.as_str().into(),
@@ -92,16 +114,12 @@ pub fn run(program: &Path, prefix: &[String], probe: &Probe, version: &str, dir:
 
 /// Where a probe's recording goes below `root`.
 pub fn file(root: &Path, run: &ProbeRun) -> std::path::PathBuf {
-    root.join("probes").join(&run.provider).join(&run.version).join(format!("{}.json", run.probe))
+    root.join(FOLDER).join(&run.provider).join(&run.version).join(format!("{}.json", run.probe))
 }
 
 /// Every probe recording below `root`/probes, sorted.
 pub fn recordings(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let providers = std::fs::read_dir(root.join("probes")).into_iter().flatten().flatten();
-    for version in providers.flat_map(|p| std::fs::read_dir(p.path()).into_iter().flatten().flatten()) {
-        out.extend(std::fs::read_dir(version.path()).into_iter().flatten().flatten().map(|f| f.path()).filter(|p| p.extension().is_some_and(|e| e == "json")));
-    }
+    let mut out = crate::recordings::by_provider_and_version(&root.join(FOLDER), &[]);
     out.sort();
     out
 }
@@ -116,8 +134,10 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), PROBES.len());
-        let facts: Vec<&str> = fakes::claude::profile::Profile { version: fakes::claude::profile::MEASURED[0] }.facts().into_iter().map(|(n, _)| n).collect();
+        let claude: Vec<&str> = fakes::claude::profile::Profile { version: fakes::claude::profile::MEASURED[0] }.facts().into_iter().map(|(n, _)| n).collect();
+        let codex: Vec<&str> = fakes::codex::profile::Profile { version: fakes::codex::profile::MEASURED[0] }.facts().into_iter().map(|(n, _)| n).collect();
         for p in PROBES {
+            let facts = if p.provider == Provider::Codex { &codex } else { &claude };
             for fact in p.shows.split(", ") {
                 assert!(facts.contains(&fact), "{}: no fact `{fact}`", p.name);
             }

@@ -28,6 +28,8 @@ const SHOWN: usize = 40;
 /// The folder of recordings made by drivers other than the reference:
 /// `drivers/<driver name>/<provider>/<version>/<scenario>.json`.
 pub const DRIVERS: &str = "drivers";
+/// The CLI probes' folder (`probes.rs`): no trial recordings in it.
+pub const PROBES: &str = "probes";
 
 /// The reference driver's name, whose recordings sit at the top.
 pub const REFERENCE: &str = "reference";
@@ -68,18 +70,24 @@ pub fn folder(root: &Path, driver: &str, provider: &str, version: &str) -> PathB
 /// `<version>+tool-search` for Claude Code's tool search on, and the same
 /// below `drivers/<driver>/`), sorted.
 pub fn files(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
     let mut roots = vec![root.to_path_buf()];
     roots.extend(std::fs::read_dir(root.join(DRIVERS)).into_iter().flatten().flatten().map(|d| d.path()));
-    for base in roots {
-        for provider in std::fs::read_dir(&base).into_iter().flatten().flatten().filter(|p| p.file_name() != DRIVERS) {
-            for version in std::fs::read_dir(provider.path()).into_iter().flatten().flatten() {
-                let found = std::fs::read_dir(version.path()).into_iter().flatten().flatten().map(|f| f.path());
-                files.extend(found.filter(|f| f.extension().is_some_and(|e| e == "json")));
-            }
+    let mut files: Vec<PathBuf> = roots.iter().flat_map(|base| by_provider_and_version(base, &[DRIVERS, PROBES])).collect();
+    files.sort();
+    files
+}
+
+/// The `.json` files at `base/<provider>/<version>/`, folders named in
+/// `skip` left out at the provider level (unsorted).
+pub fn by_provider_and_version(base: &Path, skip: &[&str]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let providers = std::fs::read_dir(base).into_iter().flatten().flatten().filter(|p| !skip.iter().any(|s| p.file_name() == *s));
+    for provider in providers {
+        for version in std::fs::read_dir(provider.path()).into_iter().flatten().flatten() {
+            let found = std::fs::read_dir(version.path()).into_iter().flatten().flatten().map(|f| f.path());
+            files.extend(found.filter(|f| f.extension().is_some_and(|e| e == "json")));
         }
     }
-    files.sort();
     files
 }
 

@@ -5,9 +5,11 @@
 use std::path::Path;
 
 use harness::probes::{self, ProbeRun, PROBES};
+use harness::scenario::Provider;
 use serde_json::json;
 
 const FAKE_CLAUDE: &str = env!("CARGO_BIN_EXE_fake-claude");
+const FAKE_CODEX: &str = env!("CARGO_BIN_EXE_fake-codex");
 
 #[test]
 fn the_fake_answers_every_recorded_probe_as_the_real_cli_did() {
@@ -20,9 +22,10 @@ fn the_fake_answers_every_recorded_probe_as_the_real_cli_did() {
         let probe = PROBES.iter().find(|p| p.name == real.probe).unwrap_or_else(|| panic!("{}: no probe `{}`", file.display(), real.probe));
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("script.json");
-        let text = json!({"version": real.version, "transcript": dir.path().join("claude.jsonl"), "state": dir.path().join("state.json"), "turns": []});
+        let text = json!({"version": real.version, "transcript": dir.path().join("cli.jsonl"), "state": dir.path().join("state.json"), "turns": []});
         std::fs::write(&script, text.to_string()).unwrap();
-        let fake = probes::run(Path::new(FAKE_CLAUDE), &["--run".into(), script.display().to_string()], probe, &real.version, dir.path()).unwrap();
+        let fake_cli = if probe.provider == Provider::Codex { FAKE_CODEX } else { FAKE_CLAUDE };
+        let fake = probes::run(Path::new(fake_cli), &["--run".into(), script.display().to_string()], probe, &real.version, dir.path()).unwrap();
         if fake != real {
             failures.push(format!("{}:\n  real {real:?}\n  fake {fake:?}", file.display()));
         }

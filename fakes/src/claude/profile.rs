@@ -54,12 +54,14 @@ impl Profile {
     /// by name and shown as text: a change in one starts a behaviour band
     /// as a changed fact does.
     pub fn values(&self) -> Vec<(&'static str, String)> {
+        // Without the version, which every release changes.
+        let mut client_info = self.client_info();
+        client_info["version"] = Value::Null;
         vec![
             ("protocol_version", self.protocol_version().to_string()),
             ("client_capabilities", self.client_capabilities().to_string()),
             ("discover_capabilities", self.discover_capabilities().to_string()),
-            // Without the version, which every release changes.
-            ("client_info", json!({"version": null, "rest": self.client_info()}).to_string().replace(&self.version.to_string(), "")),
+            ("client_info", client_info.to_string()),
             ("cancel_reason", self.cancel_reason().to_string()),
             ("invalid_prompt_answer_text", self.invalid_prompt_answer_text().to_string()),
             ("auto_mode_denial", self.auto_mode_denial("T", "M")),

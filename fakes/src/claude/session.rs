@@ -452,7 +452,6 @@ impl Session {
         m
     }
 
-    /// `_meta` of a call the CLI did not run, and why.
     /// Auto mode's one notice per process, before the tool result it comes
     /// with: the billing notice at the first tool use (2.1.278..2.1.318),
     /// the no-server-side-check notice at the first call the classifier must
@@ -475,6 +474,7 @@ impl Session {
         self.out.event(event);
     }
 
+    /// `_meta` of a call the CLI did not run, and why.
     pub(super) fn rejected_meta(&self, id: &str, kind: &str, decision: Value) -> Value {
         let mut m = json!({"id": id, "non_execution_kind": kind});
         if self.profile.reports_permission_decision() {

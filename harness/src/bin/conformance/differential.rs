@@ -161,11 +161,7 @@ pub fn agreement(log: &Path, readme: Option<&Path>) -> ExitCode {
     };
     print!("{table}");
     if let Some(path) = readme {
-        let written = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: {e}", path.display()))
-            .and_then(|text| harness::matrix::splice_between(&text, agreement::BEGIN, agreement::END, &table).map_err(|e| format!("{}: {e}", path.display())))
-            .and_then(|text| std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display())));
-        if let Err(e) = written {
+        if let Err(e) = harness::atomic::write_between(path, agreement::BEGIN, agreement::END, &table) {
             return super::bad(&e);
         }
         eprintln!("wrote the table into {}", path.display());

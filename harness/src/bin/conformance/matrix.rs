@@ -81,17 +81,8 @@ pub fn run(readme: Option<&Path>, jobs: Option<usize>) -> ExitCode {
         }
     }
     if let Some(path) = readme {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => return super::bad(&format!("{}: {e}", path.display())),
-        };
-        match matrix::splice(&text, &table) {
-            Ok(new) => {
-                if let Err(e) = super::preflight::write_atomically(path, &new) {
-                    return super::bad(&format!("{}: {e}", path.display()));
-                }
-            }
-            Err(e) => return super::bad(&format!("{}: {e}", path.display())),
+        if let Err(e) = harness::atomic::write_between(path, matrix::BEGIN, matrix::END, &table) {
+            return super::bad(&e);
         }
     }
     if failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }

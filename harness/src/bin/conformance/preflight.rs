@@ -5,7 +5,6 @@
 //! Reports are then written atomically (temp file in the same directory,
 //! renamed), so two runs never leave a torn file.
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -107,10 +106,5 @@ fn parent(path: &Path) -> &Path {
 /// Writes `text` to `path` through a temp file in the same directory and a
 /// rename, so a reader sees the old file or the new one, never half of one.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut file = tempfile::NamedTempFile::new_in(parent(path))?;
-    file.write_all(text.as_bytes())?;
-    file.as_file().sync_all()?;
-    // A temp file is private; a report is not.
-    std::fs::set_permissions(file.path(), std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
-    file.persist(path).map(drop).map_err(|e| e.error)
+    harness::atomic::write(path, text)
 }
