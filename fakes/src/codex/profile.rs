@@ -337,10 +337,11 @@ impl Profile {
 
     /// `codex [-c ...] exec -c ...`: the exec subcommand's own `-c` pairs
     /// replace the root-level ones (from 0.164.0 both apply): last in 0.163.0
-    /// (not in 0.164.0, the release after it; measured 2026-12-04 with
-    /// `codex -c model_provider="<unknown>" exec -c model="m"`, which 0.164.0
-    /// refuses and 0.163.0 runs: the recordings' wrapper puts its pairs after
-    /// `exec`, so no recording shows it).
+    /// (not in 0.164.0, the release after it;
+    /// recordings/probes/codex/0.163.0/exec-overrides-after-root.json, where
+    /// only the exec pair's bad value is reported, and
+    /// recordings/probes/codex/0.164.0/exec-overrides-after-root.json, where
+    /// the root pair's is).
     pub fn exec_overrides_replace_root(&self) -> bool {
         !self.version.at_least(0, 164, 0)
     }

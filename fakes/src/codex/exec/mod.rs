@@ -195,6 +195,36 @@ const NOT_TRUSTED: &str = "Not inside a trusted directory and --skip-git-repo-ch
 /// Each `-c` pair must have a `=` and a value the config accepts; the real
 /// CLI's messages (measured on 0.146.0 and 0.171.0, exit 1). The key named
 /// is the override's own, which for a scalar setting is where serde points.
+/// The two top-level keys exec reads typed, so a value outside these variants
+/// is a startup error naming the key (variant lists and their order measured
+/// on 0.163.0 for `sandbox_mode` and 0.164.0 for `approval_policy`:
+/// recordings/probes/codex/).
+#[derive(serde::Deserialize)]
+#[allow(dead_code)] // only read to reject what the real CLI rejects
+struct PolicyKeys {
+    approval_policy: Option<ApprovalPolicy>,
+    sandbox_mode: Option<SandboxMode>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum ApprovalPolicy {
+    Untrusted,
+    OnFailure,
+    OnRequest,
+    Granular(toml::Value),
+    Never,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum SandboxMode {
+    ReadOnly,
+    WorkspaceWrite,
+    DangerFullAccess,
+}
+
 fn check_overrides(overrides: &[String]) -> Result<(), String> {
     for pair in overrides {
         let Some((key, raw)) = pair.split_once('=') else {
@@ -202,7 +232,9 @@ fn check_overrides(overrides: &[String]) -> Result<(), String> {
         };
         let mut probe = toml::Table::new();
         config::set_dotted(&mut probe, key.trim(), config::parse_override_value(raw.trim()));
-        if let Err(e) = toml::Value::Table(probe).try_into::<Settings>() {
+        let table = toml::Value::Table(probe);
+        let checked = table.clone().try_into::<Settings>().err().or_else(|| table.try_into::<PolicyKeys>().err());
+        if let Some(e) = checked {
             return Err(format!("Error loading config.toml: {}\nin `{}`\n", e.message().trim(), key.trim()));
         }
     }
