@@ -52,9 +52,10 @@ const CLAUDE_SDK_CAPABILITIES: &[&str] = &[
     "sdk-host",
 ];
 
-/// The Claude Code versions whose SDK host mode the fake simulates
-/// (measured); 2.1.266 was never run that way.
-const CLAUDE_SDK_VERSIONS: &str = ">=2.1.332";
+/// The Claude Code versions that connect the MCP servers an SDK host's
+/// initialize delivers (2.1.325 answers it but connects none); recorded
+/// on 2.1.326..2.1.330, 2.1.332 and 2.1.334.
+const CLAUDE_SDK_VERSIONS: &str = ">=2.1.326";
 
 /// Adapter-level faults: bugs in how a driver library is wired into a host,
 /// as opposed to the [`Parts`] it is made of.

@@ -556,7 +556,7 @@ mod tests {
             serde_json::from_slice::<Value>(&out).unwrap()["result"].clone()
         };
         let sdk = hello(&mut crate::reference::ReferenceDriver::claude_sdk());
-        assert_eq!(sdk["provider_versions"], json!({"claude": ">=2.1.332"}));
+        assert_eq!(sdk["provider_versions"], json!({"claude": ">=2.1.326"}));
         assert_eq!(provider_versions(&sdk["provider_versions"]).unwrap().len(), 1);
         assert_eq!(hello(&mut crate::reference::ReferenceDriver::new()).get("provider_versions"), None);
     }

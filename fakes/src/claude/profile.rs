@@ -32,6 +32,7 @@ impl Profile {
             ("defers_mcp_tools", self.defers_mcp_tools()),
             ("defaults_to_auto_mode", self.defaults_to_auto_mode()),
             ("simulates_sdk_host", self.simulates_sdk_host()),
+            ("prefixes_sdk_message_ids", self.prefixes_sdk_message_ids()),
             ("stamps_written_at", self.stamps_written_at()),
             ("flushes_control_requests", self.flushes_control_requests()),
             ("names_refusers", self.names_refusers()),
@@ -232,11 +233,20 @@ impl Profile {
     /// SDK host mode (`--input-format stream-json`, control protocol): the
     /// CLI connects the servers an initialize request delivers
     /// (`mcp_servers_applied`); first in 2.1.326 (not in 2.1.325, the release
-    /// before it, which answers initialize but connects none; measured with
-    /// reference-claude-sdk on claude-approve-runs-without-prompt). The SDK
-    /// drivers and shims run it from 2.1.332, which the Agent SDKs bundle.
+    /// before it, which answers initialize but connects none, so no driver
+    /// runs there; recordings/drivers/reference-claude-sdk/claude/2.1.326/).
+    /// The Agent SDKs and their shims run it from 2.1.332, which they bundle.
     pub fn simulates_sdk_host(&self) -> bool {
         self.version.at_least(2, 1, 326)
+    }
+
+    /// The JSON-RPC ids of the `mcp_message`s to an SDK server are strings,
+    /// one random 8-hex prefix per run before the number (`"6d78251c:2"`;
+    /// the progressToken stays the number): last in 2.1.326 (not in 2.1.327,
+    /// the release after it; recordings/drivers/reference-claude-sdk/claude/
+    /// 2.1.326/ and 2.1.327/claude-bridged-results-model-facing-once.json).
+    pub fn prefixes_sdk_message_ids(&self) -> bool {
+        !self.version.at_least(2, 1, 327)
     }
 
     /// The model name init reports when `--model` is not given:
@@ -369,7 +379,8 @@ impl Profile {
 
     /// Stamps the system events only an SDK host sees (session_state_changed,
     /// the hook_callback_failed warning) with `written_at`; first in 2.1.334
-    /// (not in 2.1.332, the release before it; measured with the SDK shims).
+    /// (not in 2.1.332, the release before it; session_state_changed in
+    /// recordings/drivers/claude-agent-sdk-py/claude/<both>/claude-approve-runs-without-prompt.json).
     pub fn stamps_sdk_events(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }

@@ -102,12 +102,12 @@ enum Reply {
     Unusable,
 }
 
-fn read_reply(answer: &Value, id: u64) -> Reply {
+fn read_reply(answer: &Value, id: &Value) -> Reply {
     let text = |v: Option<&Value>| v.map(|e| e.as_str().map_or_else(|| e.to_string(), String::from)).unwrap_or_default();
     if answer.get("subtype").and_then(Value::as_str) == Some("error") {
         return Reply::Error(text(answer.get("error")));
     }
-    let Some(m) = answer.pointer("/response/mcp_response").filter(|m| m.get("id") == Some(&json!(id))) else {
+    let Some(m) = answer.pointer("/response/mcp_response").filter(|m| m.get("id") == Some(id)) else {
         return Reply::Unusable;
     };
     if let Some(e) = m.get("error").filter(|e| !e.is_null()) {
@@ -116,11 +116,27 @@ fn read_reply(answer: &Value, id: u64) -> Reply {
     m.get("result").filter(|r| !r.is_null()).map_or(Reply::Unusable, |r| Reply::Result(r.clone()))
 }
 
+/// The random prefix of this run's SDK message ids (see
+/// [`profile::Profile::prefixes_sdk_message_ids`]).
+fn run_prefix() -> &'static str {
+    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PREFIX.get_or_init(|| new_uuid()[..8].to_string())
+}
+
 fn mcp_message(server: &str, message: Value) -> Value {
     json!({"subtype": "mcp_message", "server_name": server, "message": message})
 }
 
 impl Session {
+    /// The JSON-RPC id of the `n`th message to an SDK server.
+    fn sdk_message_id(&self, n: u64) -> Value {
+        if self.profile.prefixes_sdk_message_ids() {
+            json!(format!("{}:{n}", run_prefix()))
+        } else {
+            json!(n)
+        }
+    }
+
     /// Connects the servers whose manifest is used, and sends `initialize`
     /// to the others (before the CLI answers the host's initialize).
     /// `declared` come after the SDK servers of `--mcp-config`.
@@ -134,8 +150,9 @@ impl Session {
                 continue;
             }
             let params = json!({"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": self.profile.client_info()});
-            let message = json!({"method": "initialize", "params": params, "jsonrpc": "2.0", "id": 0});
-            match self.ask_during_setup(&config.name, message).map(|a| read_reply(&a, 0)) {
+            let id = self.sdk_message_id(0);
+            let message = json!({"method": "initialize", "params": params, "jsonrpc": "2.0", "id": id});
+            match self.ask_during_setup(&config.name, message).map(|a| read_reply(&a, &id)) {
                 Ok(Reply::Result(initialize)) => opened.push(Opened { config, initialize }),
                 failed => self.servers.add(config, Err(setup_failure("initialize", failed))),
             }
@@ -161,8 +178,9 @@ impl Session {
     /// started (after its session_state_changed, before init), as measured.
     pub fn list_sdk_servers(&mut self) {
         for Opened { config, initialize } in std::mem::take(&mut self.sdk_opened) {
-            let message = json!({"method": "tools/list", "jsonrpc": "2.0", "id": 1});
-            match self.ask_during_setup(&config.name, message).map(|a| read_reply(&a, 1)) {
+            let id = self.sdk_message_id(1);
+            let message = json!({"method": "tools/list", "jsonrpc": "2.0", "id": id});
+            match self.ask_during_setup(&config.name, message).map(|a| read_reply(&a, &id)) {
                 Ok(Reply::Result(listed)) => {
                     let tools = listed.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
                     self.servers.add(config, Ok((Link::Host(HostLink { next_id: FIRST_CALL_ID }), Greeting { initialize, tools })));
@@ -194,7 +212,8 @@ impl Session {
         };
         let meta = json!({"claudecode/toolUseId": id, "progressToken": rid});
         let params = json!({"name": tool, "arguments": arguments, "_meta": meta});
-        let request = mcp_message(server, json!({"method": "tools/call", "params": params, "jsonrpc": "2.0", "id": rid}));
+        let message_id = self.sdk_message_id(rid);
+        let request = mcp_message(server, json!({"method": "tools/call", "params": params, "jsonrpc": "2.0", "id": message_id}));
         let answer = match self.host.clone() {
             Some(host) => host.ask(&mut self.out, request, self.profile.flushes_control_requests()),
             None => Err(Stop::Ended(super::host::Incoming::Eof)),
@@ -204,7 +223,7 @@ impl Session {
             "answer": answer.as_ref().ok(),
         }));
         let reply = match &answer {
-            Ok(a) => read_reply(a, rid),
+            Ok(a) => read_reply(a, &message_id),
             Err(stop) => return self.sdk_call_stopped(id, stop),
         };
         match reply {
@@ -307,11 +326,11 @@ mod tests {
     #[test]
     fn replies_as_measured() {
         let ok = |m: Value| json!({"subtype": "success", "response": {"mcp_response": m}});
-        assert_eq!(read_reply(&ok(json!({"id": 2, "result": {"content": []}})), 2), Reply::Result(json!({"content": []})));
-        assert_eq!(read_reply(&ok(json!({"id": 3, "error": {"code": -32603, "message": "BROKE"}})), 3), Reply::Error("BROKE".into()));
-        assert_eq!(read_reply(&json!({"subtype": "error", "error": "CTL"}), 4), Reply::Error("CTL".into()));
-        assert_eq!(read_reply(&ok(json!({"id": 999, "result": {}})), 2), Reply::Unusable);
-        assert_eq!(read_reply(&ok(json!({"id": 2})), 2), Reply::Unusable);
-        assert_eq!(read_reply(&json!({"subtype": "success", "response": {}}), 2), Reply::Unusable);
+        assert_eq!(read_reply(&ok(json!({"id": 2, "result": {"content": []}})), &json!(2)), Reply::Result(json!({"content": []})));
+        assert_eq!(read_reply(&ok(json!({"id": 3, "error": {"code": -32603, "message": "BROKE"}})), &json!(3)), Reply::Error("BROKE".into()));
+        assert_eq!(read_reply(&json!({"subtype": "error", "error": "CTL"}), &json!(4)), Reply::Error("CTL".into()));
+        assert_eq!(read_reply(&ok(json!({"id": 999, "result": {}})), &json!(2)), Reply::Unusable);
+        assert_eq!(read_reply(&ok(json!({"id": 2})), &json!(2)), Reply::Unusable);
+        assert_eq!(read_reply(&json!({"subtype": "success", "response": {}}), &json!(2)), Reply::Unusable);
     }
 }
