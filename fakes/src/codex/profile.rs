@@ -1,6 +1,8 @@
 //! What each Codex version does, as measured on the real binaries
-//! (../shared/PROVIDERS.md). Behaviour is keyed on version thresholds so any
-//! version between the measured ones gets the nearest measured behaviour.
+//! (../shared/PROVIDERS.md). Behaviour is keyed on version thresholds, each
+//! the first release that shows it ("not in Y" names the adjacent release,
+//! whose recording or probe lacks it), so every release 0.146.0..0.171.0 maps
+//! to the behaviour band it falls in (`conformance versions codex`).
 
 use serde_json::{json, Value};
 

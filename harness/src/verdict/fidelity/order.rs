@@ -91,7 +91,15 @@ pub fn canonical(mut provider: Vec<Segment>, mcp: BTreeMap<String, Vec<Segment>>
     for (name, sessions) in mcp {
         let raced = |e: &Value| any_idle && e["event"] == "auth_rejected";
         let called = |s: &Segment| s.iter().any(|e| method(e) == Some("tools/call"));
-        let mut kept: Vec<Segment> = sessions.into_iter().filter(|s| !any_idle || called(s)).map(|s| s.into_iter().filter(|e| !raced(e)).collect()).collect();
+        // An HTTP server is started once by the harness, before any client,
+        // so its start tells nothing of the CLI; kept, it would follow the
+        // session that connected first, a stopped process's or not.
+        let harness_started = |e: &Value| e["event"] == "start" && e["transport"] == "http";
+        let mut kept: Vec<Segment> = sessions
+            .into_iter()
+            .filter(|s| !any_idle || called(s))
+            .map(|s| s.into_iter().filter(|e| !raced(e) && !harness_started(e)).collect())
+            .collect();
         // Numbered after the drop, so the sessions a stopped process reached
         // do not shift the ids of the rest.
         renumber(&mut kept);
@@ -367,6 +375,34 @@ mod tests {
         let all = canonical(vec![process(true)], BTreeMap::from([("s".to_string(), vec![session(false), session(true)])]));
         assert_eq!(all["mcp/s"].len(), 8);
         assert_eq!(all["mcp/s"][3]["c2s"]["id"], "<c1>");
+    }
+
+    #[test]
+    fn an_http_server_start_is_the_harness_s_not_a_process_s() {
+        let start = json!({"event": "start", "transport": "http"});
+        let process = |turn: bool| {
+            let mut seg = vec![json!({"launch": []}), c2s(json!({"id": 0, "method": "initialize"}))];
+            if turn {
+                seg.push(c2s(json!({"id": 1, "method": "turn/start"})));
+            }
+            seg
+        };
+        let session = |call: bool| {
+            let mut seg = vec![c2s(json!({"id": 0, "method": "initialize"}))];
+            if call {
+                seg.push(c2s(json!({"id": 1, "method": "tools/call"})));
+            }
+            seg
+        };
+        let run = |sessions: Vec<Segment>| canonical(vec![process(false), process(true)], BTreeMap::from([("s".to_string(), sessions)]));
+        let stopped_one_connected = run(vec![[vec![start.clone()], session(false)].concat(), session(true)]);
+        let only_the_second = run(vec![[vec![start.clone()], session(true)].concat()]);
+        assert_eq!(stopped_one_connected, only_the_second);
+        assert!(!only_the_second["mcp/s"].contains(&start));
+        // A stdio server's start belongs to the process that spawned it.
+        let stdio = json!({"event": "start", "transport": "stdio"});
+        let out = run(vec![[vec![stdio.clone()], session(false)].concat(), [vec![stdio.clone()], session(true)].concat()]);
+        assert_eq!(out["mcp/s"].iter().filter(|e| **e == stdio).count(), 1);
     }
 
     #[test]
