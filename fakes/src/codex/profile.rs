@@ -293,8 +293,9 @@ impl Profile {
         self.version.at_least(0, 163, 0)
     }
 
-    /// The first turn after a thread/resume records `thread_settings_applied`
-    /// before it starts (seen in the resume cursors' ordinals): first in 0.155.0
+    /// Each thread/resume of a written rollout records `thread_settings_applied`,
+    /// a turn follows or not (seen in the resume cursors' ordinals; two resumes
+    /// before a turn: recordings/codex/0.155.1/gen-21-293-min.json): first in 0.155.0
     /// (not in 0.154.0, the release before it), last in 0.164.0 (not in
     /// 0.165.0, the release after it); recordings/codex/<V>/call-scoped-servers.json.
     pub fn rollout_records_resumed_settings(&self) -> bool {

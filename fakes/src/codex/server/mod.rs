@@ -241,8 +241,13 @@ impl Server {
         let info = shapes::thread_object(&self.profile, &id, &cwd, &self.client_name, &rollout.path_text());
         let result = shapes::thread_opened(&self.profile, &info, &cwd, &policy, &sandbox);
         let mut first_turn = None;
-        let resumed = rollout.exists();
-        let opened = if resumed {
+        let opened = if rollout.exists() {
+            // Each resume of a written rollout records the settings it
+            // applied, turn or not (two resumes before a turn move the
+            // cursors by two: gen-21-293 on 0.155.1).
+            if self.profile.rollout_records_resumed_settings() {
+                rollout.event("thread_settings_applied", json!({}));
+            }
             let history = rollout.history(&self.profile);
             first_turn = history.turns.first().and_then(|t| t["id"].as_str()).map(String::from);
             let last_turn = history.last_turn_id().map(String::from);
@@ -261,7 +266,6 @@ impl Server {
             approved_for_session: BTreeSet::new(),
             rollout,
             first_turn,
-            resumed,
         });
         Ok(opened)
     }

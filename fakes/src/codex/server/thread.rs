@@ -30,8 +30,6 @@ pub struct Thread {
     pub rollout: Rollout,
     /// Its first turn: no client marks turns read, so it stays the first unread.
     pub first_turn: Option<String>,
-    /// Opened by thread/resume and no turn played since.
-    pub resumed: bool,
 }
 
 impl Thread {

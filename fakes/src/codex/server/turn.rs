@@ -103,14 +103,10 @@ impl Turn<'_> {
     /// model's initial context at the thread's first turn, then the turn's
     /// context and the user's input.
     fn begin_rollout(&mut self, turn: &Value, params: &Value) {
-        let resumed = std::mem::take(&mut self.thread.resumed);
         let r = &self.thread.rollout;
         let first = !r.exists();
         if first {
             r.write("session_meta", json!({"id": self.thread.id, "cli_version": self.profile.version.to_string()}));
-        }
-        if resumed && self.profile.rollout_records_resumed_settings() {
-            r.event("thread_settings_applied", json!({}));
         }
         r.event("task_started", json!({"turn": turn}));
         if first {
