@@ -141,9 +141,11 @@ impl Profile {
 
     /// `reason` of the `notifications/cancelled` sent when a call times out:
     /// "SdkError: ..." first in 2.1.274 (not in 2.1.273, the release before
-    /// it; measured with the lab, a stdio server with `timeout` 1000 and a
-    /// 4 s call). 2.1.268..2.1.273 also cancel it a second time, with
-    /// "AbortError: The operation was aborted." (not simulated).
+    /// it; recordings/claude/<V>/claude-approved-call-times-out-once.json, a
+    /// stdio call outliving MCP_TOOL_TIMEOUT). The lab once saw 2.1.268..2.1.273
+    /// cancel a second time ("AbortError: The operation was aborted.", a
+    /// per-server `timeout` in --mcp-config); the recordings of 2.1.268 and
+    /// 2.1.273 show one cancellation, so none is simulated.
     pub fn cancel_reason(&self) -> &'static str {
         if self.version.at_least(2, 1, 274) {
             "SdkError: Request timed out"

@@ -100,7 +100,13 @@ fn versions(s: &Scenario) -> Result<(), Problem> {
     }
 }
 
+/// The longest a fake MCP server may take to answer a call.
+pub const MAX_DELAY_MS: u64 = 20_000;
+
 fn servers(s: &Scenario) -> Result<(), Problem> {
+    if s.mcp_tool_timeout_ms.is_some() && s.provider != Provider::Claude {
+        return fail("mcp_tool_timeout_ms", "MCP_TOOL_TIMEOUT is Claude Code's");
+    }
     for (i, server) in s.servers.iter().enumerate() {
         let at = |field: &str| format!("servers[{i}].{field}");
         if server.reason.trim().is_empty() {
@@ -108,6 +114,11 @@ fn servers(s: &Scenario) -> Result<(), Problem> {
         }
         if server.bearer_token_env.is_some() && server.transport != TransportKind::Http {
             return fail(at("bearer_token_env"), "needs transport = \"http\"");
+        }
+        for (tool, c) in server.catalog.iter().flatten() {
+            if c.delay_ms.is_some_and(|ms| ms > MAX_DELAY_MS) {
+                return fail(at(&format!("catalog.{tool}.delay_ms")), format!("at most {MAX_DELAY_MS} ms: a trial must end in time"));
+            }
         }
         if s.launch.error.is_none() {
             for (tool, p) in &server.tools {

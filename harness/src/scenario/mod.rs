@@ -87,6 +87,11 @@ pub struct Scenario {
     /// driver skips it with this reason.
     #[serde(default)]
     pub not_in_exec: Option<String>,
+    /// Claude Code only: MCP_TOOL_TIMEOUT in the CLI's environment (ms), the
+    /// deadline of every MCP tool call; with a catalog tool's `delay_ms`, a
+    /// call that times out.
+    #[serde(default)]
+    pub mcp_tool_timeout_ms: Option<u64>,
     /// A generated fidelity case (`seed S case N`): judged by comparing the
     /// fake's and the real CLI's recordings, so it claims no criterion, names
     /// no mutant and its steps expect nothing.
@@ -182,6 +187,9 @@ pub struct CatalogTool {
     pub annotations: Option<toml::Table>,
     #[serde(default)]
     pub description: Option<String>,
+    /// The fake MCP server answers this tool's calls this late (ms).
+    #[serde(default)]
+    pub delay_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

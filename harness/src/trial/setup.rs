@@ -61,6 +61,9 @@ impl Setup {
                     if let Some(d) = &c.description {
                         t["description"] = json!(d);
                     }
+                    if let Some(ms) = c.delay_ms {
+                        t["delay_ms"] = json!(ms);
+                    }
                     t
                 })
                 .collect();
@@ -125,6 +128,7 @@ impl Setup {
         let script_path = dir.join("script.json");
         std::fs::write(&script_path, serde_json::to_string_pretty(&script).map_err(std::io::Error::other)?)?;
         let real = fakes.real_binary(scenario.provider, version);
+        let claude_env = wrapper::claude_env(target.tool_search, scenario.mcp_tool_timeout_ms);
         match scenario.provider {
             Provider::Codex if real.is_some() => {
                 let model = fakes::model::start(script.turns.clone(), Recorder::open(&dir.join("model.jsonl"))?)?;
@@ -139,12 +143,11 @@ impl Setup {
                 let home = dir.join("claude-home");
                 let own: Vec<String> = setup.http.iter().map(|s| s.url()).collect();
                 let real = wrapper::RealClaude { program: &claude, model_base: &model.anthropic_base(), home: &home, own: &own };
-                wrapper::write_real_claude(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &real, target.tool_search)?;
+                wrapper::write_real_claude(&setup.wrapper, &fakes.relay, &dir.join(TRANSCRIPT), &real, &claude_env)?;
                 setup.model = Some(model);
             }
             Provider::Claude => {
-                let env = wrapper::claude_env(target.tool_search);
-                wrapper::write_fake(&setup.wrapper, &fakes.claude, &script_path, &env)?
+                wrapper::write_fake(&setup.wrapper, &fakes.claude, &script_path, &claude_env)?
             }
             // No fake to simulate: record that the driver launched it at all.
             Provider::Cursor | Provider::Codebuddy => wrapper::write_launch_recorder(&setup.wrapper, &dir.join(TRANSCRIPT))?,

@@ -16,16 +16,21 @@ pub fn write_fake(path: &Path, fake: &FakeCommand, script: &Path, preamble: &str
     write_exec_script(path, preamble, fake, &args)
 }
 
-/// What fake and real Claude Code both get in their environment: a (mock)
-/// API key, which the real one needs to reach the mock model and both
-/// report in init, and the trial's tool search mode (off is
-/// ENABLE_TOOL_SEARCH=false, on is the CLI's default, unset).
-pub fn claude_env(mode: ToolSearch) -> String {
+/// What fake and real Claude Code both get in their environment (shell
+/// text): a (mock) API key, which the real one needs to reach the mock model
+/// and both report in init, the trial's tool search mode (off is
+/// ENABLE_TOOL_SEARCH=false, on is the CLI's default, unset) and the
+/// scenario's MCP tool timeout, if it sets one.
+pub fn claude_env(mode: ToolSearch, tool_timeout_ms: Option<u64>) -> String {
     let search = match mode {
         ToolSearch::Off => "export ENABLE_TOOL_SEARCH=false",
         ToolSearch::On => "unset ENABLE_TOOL_SEARCH",
     };
-    format!("export ANTHROPIC_API_KEY=sk-ant-mock\n{search}\n")
+    let timeout = match tool_timeout_ms {
+        Some(ms) => format!("export MCP_TOOL_TIMEOUT={ms}"),
+        None => "unset MCP_TOOL_TIMEOUT".to_string(),
+    };
+    format!("export ANTHROPIC_API_KEY=sk-ant-mock\n{search}\n{timeout}\n")
 }
 
 /// A stand-in CLI for providers the fakes do not simulate: it appends a
@@ -70,14 +75,14 @@ pub struct RealClaude<'a> {
 }
 
 /// Real Claude Code: the mock model by environment, an isolated HOME, the
-/// trial's tool search mode, behind the relay.
-pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &RealClaude, tool_search: ToolSearch) -> std::io::Result<()> {
+/// trial's environment (`env`, from [`claude_env`]), behind the relay.
+pub fn write_real_claude(path: &Path, relay: &FakeCommand, transcript: &Path, claude: &RealClaude, env: &str) -> std::io::Result<()> {
     let preamble = format!(
         "export ANTHROPIC_BASE_URL={} HOME={} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
          DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1\n{}",
         shell_quote(claude.model_base),
         shell_quote(&claude.home.display().to_string()),
-        claude_env(tool_search),
+        env,
     );
     std::fs::create_dir_all(claude.home)?;
     let mut args: Vec<String> = claude.own.iter().flat_map(|u| ["--own-url".to_string(), u.clone()]).collect();
