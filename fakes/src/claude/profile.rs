@@ -365,8 +365,8 @@ impl Profile {
     /// Adds `refused_by` to the tool_result_meta of a call a PreToolUse hook
     /// ("hook") or auto mode ("auto_mode") refused; first in 2.1.334 (not in
     /// 2.1.332, the release before it; recordings/drivers/print-mode-auto/
-    /// claude/2.1.334/claude-approve-runs-without-prompt.json; the hook's
-    /// measured with the SDK shims).
+    /// claude/2.1.334/claude-approve-runs-without-prompt.json, and the hook's
+    /// in recordings/drivers/sdk-hook-denies-mcp/claude/<V>/ of that scenario).
     pub fn names_refusers(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }
