@@ -11,6 +11,7 @@ pub mod config;
 mod output;
 pub mod can_use_tool;
 mod hooks;
+mod inventory;
 mod host;
 mod process;
 pub mod profile;
