@@ -40,7 +40,17 @@ pub struct Ask<'a> {
 }
 
 pub fn run(ask: &Ask) -> ExitCode {
-    match cases(ask) {
+    // SIGINT or SIGTERM: the running cases kill what they started, no more
+    // start, and nothing is logged (a cut-short run is no count).
+    if let Err(e) = harness::stop::install() {
+        eprintln!("conformance: cannot handle SIGINT and SIGTERM ({e}); they will end the run at once");
+    }
+    let result = cases(ask);
+    if let Some(sig) = harness::stop::signal() {
+        println!("\ninterrupted by {}: no agreement logged", harness::stop::signal_name(sig));
+        return ExitCode::from((128 + sig) as u8);
+    }
+    match result {
         Ok(all_agree) => ExitCode::from(if all_agree { 0 } else { 1 }),
         Err(e) => super::bad(&e),
     }
@@ -69,9 +79,15 @@ fn cases(ask: &Ask) -> Result<bool, String> {
     let results = harness::pool::map_ordered(
         &numbers,
         ask.jobs,
-        |&n| case_scenario(ask.provider, ask.seed, n).map(|(id, scenario)| (id, play(scenario))),
+        |&n| match harness::stop::requested() {
+            true => Err("stopped".to_string()),
+            false => case_scenario(ask.provider, ask.seed, n).map(|(id, scenario)| (id, play(scenario))),
+        },
         |n, result| {
             let Ok((id, (outcome, recording))) = result else { return };
+            if harness::stop::requested() {
+                return;
+            }
             print_case(id, outcome);
             if let (Outcome::Disagree(_), Some(dir), true) = (outcome, ask.out, shrunk.is_ok()) {
                 match shrink_and_write(ask, n as u64, &play, recording.clone(), dir) {
@@ -81,6 +97,9 @@ fn cases(ask: &Ask) -> Result<bool, String> {
             }
         },
     );
+    if harness::stop::requested() {
+        return Ok(false);
+    }
     shrunk?;
     let mut runs = Vec::new();
     for result in results {
@@ -127,6 +146,7 @@ fn shrink_and_write(ask: &Ask, n: u64, play: &(dyn Fn(Scenario) -> (Outcome, Opt
     let origin = format!("seed {} case {n}, shrunk", ask.seed);
     let mut last = first;
     let (small, probes) = generate::shrink(generate::tree(ask.provider, ask.seed, n), SHRINK_BUDGET, |case| match case.scenario(&id, &origin) {
+        Ok(_) if harness::stop::requested() => false,
         Ok(s) => match play(s) {
             (Outcome::Disagree(_), Some(r)) => {
                 last = Some(r);
