@@ -48,6 +48,9 @@ pub fn check(s: &Scenario) -> Result<(), Problem> {
         }
     }
     versions(s)?;
+    if s.mcp_tool_timeout_ms.is_some() && s.provider != Provider::Claude {
+        return fail("mcp_tool_timeout_ms", "MCP_TOOL_TIMEOUT is Claude Code's");
+    }
     one_of("policy.global".into(), &s.policy.global, GLOBAL_POLICIES)?;
     if s.caught_by.is_empty() && !generated {
         return fail("caught_by", "name at least one mutant driver that fails this scenario");
@@ -104,9 +107,6 @@ fn versions(s: &Scenario) -> Result<(), Problem> {
 pub const MAX_DELAY_MS: u64 = 20_000;
 
 fn servers(s: &Scenario) -> Result<(), Problem> {
-    if s.mcp_tool_timeout_ms.is_some() && s.provider != Provider::Claude {
-        return fail("mcp_tool_timeout_ms", "MCP_TOOL_TIMEOUT is Claude Code's");
-    }
     for (i, server) in s.servers.iter().enumerate() {
         let at = |field: &str| format!("servers[{i}].{field}");
         if server.reason.trim().is_empty() {

@@ -42,9 +42,7 @@ pub struct Ask<'a> {
 pub fn run(ask: &Ask) -> ExitCode {
     // SIGINT or SIGTERM: the running cases kill what they started, no more
     // start, and nothing is logged (a cut-short run is no count).
-    if let Err(e) = harness::stop::install() {
-        eprintln!("conformance: cannot handle SIGINT and SIGTERM ({e}); they will end the run at once");
-    }
+    super::handle_stop_signals();
     let result = cases(ask);
     if let Some(sig) = harness::stop::signal() {
         println!("\ninterrupted by {}: no agreement logged", harness::stop::signal_name(sig));
@@ -79,9 +77,11 @@ fn cases(ask: &Ask) -> Result<bool, String> {
     let results = harness::pool::map_ordered(
         &numbers,
         ask.jobs,
-        |&n| match harness::stop::requested() {
-            true => Err("stopped".to_string()),
-            false => case_scenario(ask.provider, ask.seed, n).map(|(id, scenario)| (id, play(scenario))),
+        |&n| {
+            if harness::stop::requested() {
+                return Err("stopped".to_string());
+            }
+            case_scenario(ask.provider, ask.seed, n).map(|(id, scenario)| (id, play(scenario)))
         },
         |n, result| {
             let Ok((id, (outcome, recording))) = result else { return };

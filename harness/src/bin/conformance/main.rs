@@ -288,9 +288,7 @@ fn run_command(o: &RunArgs, baseline: bool) -> ExitCode {
         }
     };
     let jobs = o.jobs.map_or_else(harness::pool::default_jobs, usize::from);
-    if let Err(e) = harness::stop::install() {
-        eprintln!("conformance: cannot handle SIGINT and SIGTERM ({e}); they will end the run at once");
-    }
+    handle_stop_signals();
     let mut trials = harness::runner::run_all(&trials, &fakes, jobs, progress);
     let incomplete = harness::stop::signal().map(|sig| {
         let interrupted = trials.iter().filter(|t| t.outcome == Outcome::Interrupted).count();
@@ -406,6 +404,14 @@ fn fetch(provider: RealProvider, versions: &[fakes::version::Version]) -> ExitCo
 /// 128 + the signal that stopped the run: 130 for SIGINT, 143 for SIGTERM.
 fn interrupted_exit() -> ExitCode {
     exit(128 + harness::stop::signal().unwrap_or(libc::SIGINT))
+}
+
+/// From now on SIGINT and SIGTERM stop the run in order (`harness::stop`);
+/// if they cannot be handled, they end it at once, as they would anyway.
+fn handle_stop_signals() {
+    if let Err(e) = harness::stop::install() {
+        eprintln!("conformance: cannot handle SIGINT and SIGTERM ({e}); they will end the run at once");
+    }
 }
 
 fn bad(message: &str) -> ExitCode {
