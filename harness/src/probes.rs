@@ -5,8 +5,10 @@
 //! writes `recordings/probes/<provider>/<version>/<probe>.json`; a test runs
 //! each on the fake and compares exit code, stdout and stderr.
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -79,7 +81,9 @@ pub fn run(program: &Path, prefix: &[String], probe: &Probe, version: &str, dir:
     for (name, text) in probe.files {
         std::fs::write(work.join(name), text).map_err(|e| format!("{name}: {e}"))?;
     }
-    let out = Command::new(program)
+    let (stdout, stderr) = (dir.join("stdout"), dir.join("stderr"));
+    let file = |p: &Path| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+    let mut child = Command::new(program)
         .args(prefix)
         .args(probe.args)
         .current_dir(&work)
@@ -94,8 +98,15 @@ pub fn run(program: &Path, prefix: &[String], probe: &Probe, version: &str, dir:
         .env("OPENAI_API_KEY", "probe")
         .env("OPENAI_BASE_URL", "http://127.0.0.1:9")
         .stdin(Stdio::null())
-        .output()
+        .stdout(file(&stdout)?)
+        .stderr(file(&stderr)?)
+        // Its own group, so whatever it starts is killed with it.
+        .process_group(0)
+        .spawn()
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    let status = wait(&mut child, program)?;
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+    let out = std::process::Output { status, stdout: read(&stdout)?, stderr: read(&stderr)? };
     // The real CLI resolves the directory's symlinks (/tmp may be one).
     let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let normalize = |bytes: &[u8]| {
@@ -110,6 +121,34 @@ pub fn run(program: &Path, prefix: &[String], probe: &Probe, version: &str, dir:
         stdout: normalize(&out.stdout),
         stderr: normalize(&out.stderr),
     })
+}
+
+/// How long a probe may take; each real one ends within seconds.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The probe's exit status; on a stop ([`crate::stop`]) or a hang its
+/// process group is killed and it is an error.
+fn wait(child: &mut Child, program: &Path) -> Result<ExitStatus, String> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| format!("{}: {e}", program.display()))? {
+            return Ok(status);
+        }
+        let why = if crate::stop::requested() {
+            "stopped"
+        } else if started.elapsed() >= PROBE_TIMEOUT {
+            "hung"
+        } else {
+            std::thread::sleep(crate::stop::POLL);
+            continue;
+        };
+        // SAFETY: the child is unreaped, so the group it leads is its own.
+        unsafe {
+            libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+        }
+        let _ = child.wait();
+        return Err(format!("{}: {why}, killed after {:.1} s", program.display(), started.elapsed().as_secs_f64()));
+    }
 }
 
 /// Where a probe's recording goes below `root`.

@@ -20,17 +20,27 @@ struct Run {
 
 impl Run {
     fn start() -> Run {
+        Run::launch(|dir, shim| {
+            let report = |name: &str| dir.join(name).to_str().unwrap().to_string();
+            let mut args: Vec<String> = ["run", "--filter", "approve-tool-runs-without-prompt", "-j", "2"].map(String::from).to_vec();
+            // Five releases (five trials per driver), whatever the bands.
+            for v in ["0.146.0", "0.147.0", "0.148.0", "0.153.4", "0.171.0"] {
+                args.extend(["--version".into(), v.into()]);
+            }
+            args.extend(["--driver".into(), "reference".into(), "--driver-cmd".into(), shim]);
+            args.extend(["--tap".into(), report("r.tap"), "--junit".into(), report("r.xml"), "--matrix".into(), report("r.html")]);
+            args
+        })
+    }
+
+    /// The CLI with the arguments `args` makes from the test's directory and
+    /// the hostile shim's command line.
+    fn launch(args: impl FnOnce(&Path, String) -> Vec<String>) -> Run {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("tmp")).unwrap();
         let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims/hostile.py");
-        let report = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
         let child = Command::new(CLI)
-            // Five releases (five trials per driver), whatever the bands.
-            .args(["run", "--filter", "approve-tool-runs-without-prompt", "-j", "2"])
-            .args(["--version", "0.146.0", "--version", "0.147.0", "--version", "0.148.0", "--version", "0.153.4", "--version", "0.171.0"])
-            .args(["--driver", "reference", "--driver-cmd"])
-            .arg(format!("python3 {} escape-hang", shim.display()))
-            .args(["--tap", &report("r.tap"), "--junit", &report("r.xml"), "--matrix", &report("r.html")])
+            .args(args(dir.path(), format!("python3 {} escape-hang", shim.display())))
             .env("TMPDIR", dir.path().join("tmp"))
             .env("HOSTILE_PIDS", dir.path().join("pids"))
             .env("CONFORMANCE_TRIAL_TIMEOUT", "600")
@@ -55,8 +65,12 @@ impl Run {
     /// Waits until both jobs run a hanging shim trial: the reference
     /// trials are done and two shims are started (3 pids each).
     fn wait_for_two_hanging_trials(&self) {
+        self.wait_for_pids(6);
+    }
+
+    fn wait_for_pids(&self, n: usize) {
         let deadline = Instant::now() + Duration::from_secs(120);
-        while self.pids().len() < 6 {
+        while self.pids().len() < n {
             assert!(Instant::now() < deadline, "the shim trials did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -156,5 +170,27 @@ fn a_killed_harness_takes_every_shim_tree_with_it() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let left: Vec<u32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
+
+/// `conformance record` stopped while a trial hangs: the trial kills its
+/// shim's tree and is not written (a cut-short recording would replace a
+/// good one), and the CLI exits 143.
+#[test]
+fn a_stopped_record_writes_no_cut_short_recording_and_kills_the_shim() {
+    let run = Run::launch(|dir, shim| {
+        let out = dir.join("out").to_str().unwrap().to_string();
+        ["record", "--fake", "--out", &out, "--filter", "approve-tool-runs-without-prompt", "--version", "0.171.0", "--driver-cmd", &shim]
+            .map(String::from)
+            .to_vec()
+    });
+    run.wait_for_pids(3);
+    run.signal("TERM");
+    let (got, text, run) = run.finish();
+    assert_eq!(got, Some(143), "{text}");
+    assert!(text.contains("interrupted by SIGTERM: codex-0.171.0::approve-tool-runs-without-prompt"), "{text}");
+    assert!(text.contains("cut short, not recorded; 0 recordings written"), "{text}");
+    assert!(!run.path("out").exists(), "nothing written");
+    let left: Vec<u32> = run.pids().into_iter().filter(|&p| alive(p)).collect();
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }

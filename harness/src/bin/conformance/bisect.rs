@@ -22,7 +22,17 @@ pub struct How {
 }
 
 pub fn run(provider: Provider, filter: &str, check: Option<String>, good: Version, bad: Version, how: &How) -> ExitCode {
-    match bisect_command(provider, filter, check, good, bad, how) {
+    // On SIGINT or SIGTERM the probe running kills the CLI it started and
+    // the search ends with no conclusion.
+    if !how.offline {
+        super::handle_stop_signals();
+    }
+    let result = bisect_command(provider, filter, check, good, bad, how);
+    if let Some(sig) = harness::stop::signal() {
+        println!("\ninterrupted by {}: the bisect stopped before it found a release", harness::stop::signal_name(sig));
+        return ExitCode::from((128 + sig) as u8);
+    }
+    match result {
         Ok(found) => found,
         Err(e) => super::bad(&e),
     }
@@ -63,6 +73,7 @@ fn bisect_command(provider: Provider, filter: &str, check: Option<String>, good:
         fakes.real.insert(format!("{name}-{v}"), bin);
         let trial = plan::Trial { scenario: Arc::clone(&scenario), target: Target::from(Some(v)), driver: source.clone() };
         match recordings::record_trial(&trial, &fakes)? {
+            _ if harness::stop::requested() => Err("stopped".into()),
             (_, Some(r)) => Ok(r),
             (verdict, None) => Err(format!("{} did not run on {name} {v}: {verdict:?}", scenario.id)),
         }

@@ -166,7 +166,9 @@ fn main() -> ExitCode {
             if drivers.is_empty() {
                 drivers.push(harness::source::DriverSource::reference());
             }
+            handle_stop_signals();
             match record::record(&out, &selected, &versions, &drivers, &fakes) {
+                _ if harness::stop::requested() => interrupted_exit(),
                 Ok(false) => ExitCode::SUCCESS,
                 Ok(true) => ExitCode::from(1),
                 Err(e) => bad(&e),
@@ -426,6 +428,8 @@ fn exit(code: i32) -> ExitCode {
 /// `conformance probe`: each probe of `provider` on each real release.
 fn probe(provider: harness::scenario::Provider, versions: &[fakes::version::Version], out: &std::path::Path) -> ExitCode {
     let name = provider.as_str();
+    // On SIGINT or SIGTERM the running probe's CLI is killed, nothing more is written.
+    handle_stop_signals();
     for v in versions {
         if !harness::plan::simulates(provider, *v) {
             return bad(&format!("--version {v}: not a {name} release the fakes simulate (`conformance versions {name}`)"));
@@ -443,6 +447,10 @@ fn probe(provider: harness::scenario::Provider, versions: &[fakes::version::Vers
                 Ok((run.exit, file))
             });
             match written {
+                _ if harness::stop::requested() => {
+                    println!("interrupted: {name} {v} {} not recorded", p.name);
+                    return interrupted_exit();
+                }
                 Ok((exit, file)) => println!("{name} {v} {}: exit {exit} -> {}", p.name, file.display()),
                 Err(e) => return bad(&e),
             }

@@ -24,9 +24,16 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], dri
         return Err("no real binaries cached: run scripts/fetch-provider.sh codex VERSION first".into());
     }
     let mut failed = false;
+    let mut written = 0;
     for t in plan::trials(scenarios, drivers, versions) {
         let name = t.name();
         let (verdict, recording) = recordings::record_trial(&t, fakes)?;
+        // Stopped (SIGINT/SIGTERM): the trial killed what it started and its
+        // recording is cut short, so it is not written over a good one.
+        if let Some(sig) = harness::stop::signal() {
+            println!("\ninterrupted by {}: {name} cut short, not recorded; {written} recordings written", harness::stop::signal_name(sig));
+            return Ok(failed);
+        }
         let Some(recording) = recording else {
             if let Verdict::Skip(reason) = verdict {
                 println!("skip  {name}  ({reason})");
@@ -43,6 +50,7 @@ pub fn record(out: &Path, scenarios: &[Arc<Scenario>], versions: &[Version], dri
             .and_then(|_| std::fs::write(&file, recording.to_text()))
             .map_err(|e| format!("{}: {e}", file.display()))?;
         println!("{:5} {name} -> {}", recording.verdict, file.display());
+        written += 1;
     }
     Ok(failed)
 }
