@@ -293,6 +293,19 @@ pub fn mutants() -> Vec<Mutant> {
             }
         }),
         parts(
+            "approval-reply-decision",
+            "answers an approval elicitation's yes as `{\"decision\": \"accept\"}` (the command-approval shape), which Codex reads as a decline",
+            |p| {
+                p.respond = |m, params, ctx, host| {
+                    let answer = drivers::codex::respond::respond(m, params, ctx, host);
+                    match answer {
+                        Ok(v) if v.get("action") == Some(&json!("accept")) => Ok(json!({"decision": "accept"})),
+                        other => other,
+                    }
+                }
+            },
+        ),
+        parts(
             "fingerprint-ignores-policy",
             "fingerprint covers servers but not tool policies, so a policy change reuses the old provider",
             |p| p.fingerprint = policy_blind_fingerprint,

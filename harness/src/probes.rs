@@ -24,16 +24,20 @@ pub struct Probe {
     pub files: &'static [(&'static str, &'static str)],
     /// The profile facts it shows.
     pub shows: &'static str,
+    /// The reported regression (`../shared/REPORTED-REGRESSIONS.md` row) its
+    /// recordings show does not happen in the simulated releases, if any.
+    pub refutes: &'static str,
 }
 
 pub const PROBES: &[Probe] = &[
-    Probe { name: "settings-missing", provider: Provider::Claude, args: &["-p", "hi", "--settings", "nope.json"], files: &[], shows: "absolute_settings_path" },
+    Probe { name: "settings-missing", provider: Provider::Claude, args: &["-p", "hi", "--settings", "nope.json"], files: &[], shows: "absolute_settings_path", refutes: "" },
     Probe {
         name: "settings-not-json",
         provider: Provider::Claude,
         args: &["-p", "--settings", "bad.json"],
         files: &[("bad.json", "{bad")],
         shows: "warns_unreadable_settings, explains_unloaded_settings",
+        refutes: "",
     },
     Probe {
         name: "mcp-servers-not-object",
@@ -41,6 +45,7 @@ pub const PROBES: &[Probe] = &[
         args: &["-p", "hi", "--mcp-config", r#"{"mcpServers":5}"#],
         files: &[],
         shows: "typed_mcp_servers_error",
+        refutes: "",
     },
     // A bad value on each side of `exec`: the error names the one the CLI
     // kept (the root's is checked first when both apply).
@@ -50,6 +55,17 @@ pub const PROBES: &[Probe] = &[
         args: &["-c", r#"approval_policy="bogus""#, "exec", "--json", "-c", r#"sandbox_mode="bogus""#, "hi"],
         files: &[],
         shows: "exec_overrides_replace_root",
+        refutes: "",
+    },
+    // The error lists the values the release knows: `writes` and the
+    // server-level default are known from the first simulated release.
+    Probe {
+        name: "server-default-mode-unknown",
+        provider: Provider::Codex,
+        args: &["exec", "--json", "-c", r#"mcp_servers.lab.command="true""#, "-c", r#"mcp_servers.lab.default_tools_approval_mode="bogus""#, "hi"],
+        files: &[],
+        shows: "",
+        refutes: "#8: `writes` and server `default_tools_approval_mode` new in 0.149.1 (older builds refuse them)",
     },
 ];
 
@@ -168,7 +184,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn probe_names_are_unique_and_each_shows_a_fact() {
+    fn probe_names_are_unique_and_each_shows_a_fact_or_refutes_a_report() {
         let mut names: Vec<&str> = PROBES.iter().map(|p| p.name).collect();
         names.sort();
         names.dedup();
@@ -177,7 +193,8 @@ mod tests {
         let codex: Vec<&str> = fakes::codex::profile::Profile { version: fakes::codex::profile::MEASURED[0] }.facts().into_iter().map(|(n, _)| n).collect();
         for p in PROBES {
             let facts = if p.provider == Provider::Codex { &codex } else { &claude };
-            for fact in p.shows.split(", ") {
+            assert!(!p.shows.is_empty() || !p.refutes.is_empty(), "{}: shows no fact and refutes no report", p.name);
+            for fact in p.shows.split(", ").filter(|f| !f.is_empty()) {
                 assert!(facts.contains(&fact), "{}: no fact `{fact}`", p.name);
             }
         }

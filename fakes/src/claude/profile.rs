@@ -245,8 +245,8 @@ impl Profile {
     /// The JSON-RPC ids of the `mcp_message`s to an SDK server are strings,
     /// one random 8-hex prefix per run before the number (`"6d78251c:2"`;
     /// the progressToken stays the number): last in 2.1.326 (not in 2.1.327,
-    /// the release after it; recordings/drivers/reference-claude-sdk/claude/
-    /// 2.1.326/ and 2.1.327/claude-bridged-results-model-facing-once.json).
+    /// the release after it; claude-bridged-results-model-facing-once.json in
+    /// recordings/drivers/reference-claude-sdk/claude/2.1.326 and 2.1.327).
     pub fn prefixes_sdk_message_ids(&self) -> bool {
         !self.version.at_least(2, 1, 327)
     }
@@ -366,7 +366,7 @@ impl Profile {
     /// ("hook") or auto mode ("auto_mode") refused; first in 2.1.334 (not in
     /// 2.1.332, the release before it; recordings/drivers/print-mode-auto/
     /// claude/2.1.334/claude-approve-runs-without-prompt.json, and the hook's
-    /// in recordings/drivers/sdk-hook-denies-mcp/claude/<V>/ of that scenario).
+    /// in recordings/drivers/sdk-hook-denies-mcp/claude/<V>/claude-approve-runs-without-prompt.json).
     pub fn names_refusers(&self) -> bool {
         self.version.at_least(2, 1, 334)
     }
