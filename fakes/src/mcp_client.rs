@@ -146,12 +146,19 @@ impl McpConnection {
 
     /// Calls a tool with `meta` as `_meta`, plus this session's next
     /// progressToken.
-    pub fn call(&mut self, tool: &str, arguments: &Value, mut meta: Value) -> Result<Value, String> {
+    pub fn call(&mut self, tool: &str, arguments: &Value, meta: Value) -> Result<Value, String> {
+        self.call_answering(tool, arguments, meta, None)
+    }
+
+    /// [`McpConnection::call`]; a request the server sends meanwhile (stdio:
+    /// its `elicitation/create`) gets `on_request(method, params)` as its
+    /// result, or is left unanswered without a handler.
+    pub fn call_answering(&mut self, tool: &str, arguments: &Value, mut meta: Value, on_request: Option<&mut dyn FnMut(&str, &Value) -> Value>) -> Result<Value, String> {
         self.progress_token += 1;
         if let Some(m) = meta.as_object_mut() {
             m.insert("progressToken".into(), json!(self.progress_token));
         }
-        self.request("tools/call", json!({"name": tool, "arguments": arguments, "_meta": meta}))
+        self.request_answering("tools/call", json!({"name": tool, "arguments": arguments, "_meta": meta}), on_request)
     }
 
     /// Sends a notification; `params` Null is left out.
@@ -168,6 +175,10 @@ impl McpConnection {
     }
 
     fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
+        self.request_answering(method, params, None)
+    }
+
+    fn request_answering(&mut self, method: &str, params: Value, mut on_request: Option<&mut dyn FnMut(&str, &Value) -> Value>) -> Result<Value, String> {
         self.next_id += 1;
         let id = self.next_id;
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -180,6 +191,10 @@ impl McpConnection {
                         .map_err(|_| format!("MCP server did not answer `{method}`"))?;
                     if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
                         break v;
+                    }
+                    if let (Some(handler), Some(m), Some(rid)) = (on_request.as_mut(), v.get("method").and_then(Value::as_str), v.get("id")) {
+                        let result = handler(m, v.get("params").unwrap_or(&Value::Null));
+                        let _ = wire::write_message(stdin, &json!({"jsonrpc": "2.0", "id": rid, "result": result}));
                     }
                 }
             }

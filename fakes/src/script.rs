@@ -34,7 +34,16 @@ pub enum Action {
     /// The model calls an MCP tool.
     ToolCall { step: usize, server: String, tool: String, arguments: Value },
     /// The provider asks the client something (approval, input, elicitation).
-    Request { step: usize, request: RequestKind, #[serde(default)] server: Option<String> },
+    /// With `raised_by`, the request is `server`'s own elicitation, sent
+    /// while the turn's call of that tool runs, not by the provider itself.
+    Request {
+        step: usize,
+        request: RequestKind,
+        #[serde(default)]
+        server: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raised_by: Option<String>,
+    },
     /// A raw server request with a method the client may not know.
     Raw { step: usize, method: String, params: Value },
 }

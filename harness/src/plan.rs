@@ -324,7 +324,8 @@ pub fn real_run_skip(scenario: &Scenario) -> Option<SkipReason> {
     if !matches!(scenario.provider, Provider::Codex | Provider::Claude) {
         return Some(SkipReason::NeedsFake(format!("no real {} to run", scenario.provider.as_str())));
     }
-    if scenario.steps.iter().any(|s| matches!(s, Step::Request { .. } | Step::RawRequest { .. })) {
+    // A server's own elicitation is real: its server sends it.
+    if scenario.steps.iter().any(|s| matches!(s, Step::Request { raised_by: None, .. } | Step::RawRequest { .. })) {
         return Some(SkipReason::NeedsFake("needs the fake: a real provider cannot be scripted to send this request".into()));
     }
     None

@@ -42,6 +42,10 @@ pub struct Tool {
     /// consent token for this OAuth target.
     #[serde(default)]
     pub oauth_target: Option<String>,
+    /// Before answering a call, the server asks the client this question
+    /// with `elicitation/create` (stdio) and answers once it has the reply.
+    #[serde(default)]
+    pub elicits: Option<String>,
 }
 
 impl Catalog {
@@ -114,6 +118,14 @@ impl Tool {
                 "isError": false,
             }),
         }
+    }
+
+    /// The `elicitation/create` params this tool's calls send, if any: its
+    /// question and a one-field form.
+    pub fn elicitation(&self) -> Option<Value> {
+        let message = self.elicits.as_ref()?;
+        let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]});
+        Some(json!({"message": message, "requestedSchema": schema}))
     }
 
     pub fn delay(&self) -> Duration {

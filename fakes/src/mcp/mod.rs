@@ -43,12 +43,15 @@ pub fn handle(catalog: &Catalog, msg: &Value, rec: &Recorder) -> Option<Value> {
 pub(crate) struct Reply {
     pub msg: Option<Value>,
     pub delay: Duration,
+    /// `elicitation/create` params to send the client first; `msg` then
+    /// waits for its reply (stdio; over HTTP it is sent at once).
+    pub ask: Option<Value>,
 }
 
 /// The protocol core without recording of the message itself or of the
 /// answer, so transports can decide where the delay is spent.
 pub(crate) fn respond(catalog: &Catalog, msg: &Value, rec: &Recorder) -> Reply {
-    let now = |msg| Reply { msg, delay: Duration::ZERO };
+    let now = |msg| Reply { msg, delay: Duration::ZERO, ask: None };
     let Some(obj) = msg.as_object() else {
         // Batches were removed from MCP in 2025-06-18; anything else is nonsense.
         return now(Some(error_reply(&Value::Null, INVALID_REQUEST, "invalid request: not an object")));
@@ -99,7 +102,7 @@ fn call_tool(catalog: &Catalog, id: &Value, params: &Value, rec: &Recorder) -> R
     let Some(tool) = catalog.tool(name) else {
         rec.record(&json!({"event": "unknown_tool", "tool": name}));
         let reply = error_reply(id, INVALID_PARAMS, &format!("unknown tool: {name}"));
-        return Reply { msg: Some(reply), delay: Duration::ZERO };
+        return Reply { msg: Some(reply), delay: Duration::ZERO, ask: None };
     };
     let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
@@ -108,7 +111,7 @@ fn call_tool(catalog: &Catalog, id: &Value, params: &Value, rec: &Recorder) -> R
             rec.record(&json!({"event": "blocked", "reason": "oauth_required", "tool": name, "target": target, "arguments": arguments}));
             let text = format!("oauth_required: no consent token for target `{target}`");
             let result = json!({"content": [{"type": "text", "text": text}], "isError": true});
-            return Reply { msg: Some(ok_reply(id, result)), delay: Duration::ZERO };
+            return Reply { msg: Some(ok_reply(id, result)), delay: Duration::ZERO, ask: None };
         }
     }
     rec.record(&json!({
@@ -120,7 +123,16 @@ fn call_tool(catalog: &Catalog, id: &Value, params: &Value, rec: &Recorder) -> R
     }));
     let args_for_echo = if arguments.is_null() { json!({}) } else { arguments };
     let result = tool.result_for(&catalog.server, &args_for_echo);
-    Reply { msg: Some(ok_reply(id, result)), delay: tool.delay() }
+    Reply { msg: Some(ok_reply(id, result)), delay: tool.delay(), ask: tool.elicitation() }
+}
+
+/// A tool result with what its elicitation got appended as a text block
+/// (the elicitation's result, its error, or that none came).
+pub(crate) fn with_elicited(mut answer: Value, got: &str) -> Value {
+    if let Some(blocks) = answer.pointer_mut("/result/content").and_then(Value::as_array_mut) {
+        blocks.push(json!({"type": "text", "text": format!("elicitation: {got}")}));
+    }
+    answer
 }
 
 /// Records an outgoing message (before it is written, so a peer that has

@@ -3,13 +3,17 @@
 //! Reading happens on the calling thread; answers held back by a tool's
 //! `delay_ms` are written from worker threads, so a `notifications/cancelled`
 //! sent during the delay is recorded when it arrives, not after the answer.
+//! A tool that elicits holds its answer until the client replies to its
+//! `elicitation/create` (or [`ELICIT_WAIT`] passes).
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{error_reply, garbage, record_out, respond, Catalog, Stopper, INVALID_REQUEST};
+use super::{error_reply, garbage, record_out, respond, with_elicited, Catalog, Stopper, INVALID_REQUEST};
 use crate::wire::{read_line, write_message, Line, Recorder, MAX_LINE};
 
 /// Serves until `input` ends. Returns 0 at EOF, 1 if reading failed.
@@ -26,6 +30,9 @@ pub fn serve_stdio(
     rec.record(&json!({"event": "start", "transport": "stdio", "server": catalog.server, "pid": std::process::id()}));
     let out = Mutex::new(output);
     let stopper = Stopper::default();
+    // Tool answers waiting for their elicitation's reply, by its request id.
+    let pending: Mutex<BTreeMap<String, Value>> = Mutex::new(BTreeMap::new());
+    let mut asked = 0;
     let code = std::thread::scope(|scope| {
         let code = loop {
             let msg = match read_line(&mut input, MAX_LINE) {
@@ -46,9 +53,28 @@ pub fn serve_stdio(
                 }
             };
             rec.record(&json!({"dir": "in", "msg": msg}));
+            if let Some(answer) = elicited(&pending, &msg) {
+                send(&out, rec, answer);
+                continue;
+            }
             let reply = respond(catalog, &msg, rec);
             let Some(answer) = reply.msg else { continue };
-            if reply.delay.is_zero() {
+            if let Some(params) = reply.ask {
+                asked += 1;
+                let id = format!("elicit-{asked}");
+                if let Ok(mut p) = pending.lock() {
+                    p.insert(id.clone(), answer);
+                }
+                send(&out, rec, json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params}));
+                // A client that never replies must not hold the call forever.
+                let (out, stopper, pending) = (&out, stopper.clone(), &pending);
+                scope.spawn(move || {
+                    stopper.sleep(ELICIT_WAIT);
+                    if let Some(answer) = pending.lock().ok().and_then(|mut p| p.remove(&id)) {
+                        send(out, rec, with_elicited(answer, "no answer"));
+                    }
+                });
+            } else if reply.delay.is_zero() {
                 send(&out, rec, answer);
             } else {
                 let (out, stopper) = (&out, stopper.clone());
@@ -58,6 +84,10 @@ pub fn serve_stdio(
                 });
             }
         };
+        // The client is gone: calls waiting on an elicitation get no answer.
+        if let Ok(mut p) = pending.lock() {
+            p.clear();
+        }
         // Wake delayed answers; the scope then joins their threads.
         stopper.stop();
         code
@@ -66,6 +96,25 @@ pub fn serve_stdio(
         rec.record(&json!({"event": "eof"}));
     }
     code
+}
+
+/// How long a call waits for the reply to its elicitation.
+pub const ELICIT_WAIT: Duration = Duration::from_secs(20);
+
+/// When `msg` is the client's reply to a pending elicitation: that call's
+/// answer, with what the elicitation got.
+fn elicited(pending: &Mutex<BTreeMap<String, Value>>, msg: &Value) -> Option<Value> {
+    if msg.get("method").is_some() {
+        return None;
+    }
+    let id = msg.get("id")?.as_str()?;
+    let answer = pending.lock().ok()?.remove(id)?;
+    let got = match (msg.get("result"), msg.get("error")) {
+        (Some(r), _) => r.to_string(),
+        (None, Some(e)) => format!("error {e}"),
+        (None, None) => "nothing".to_string(),
+    };
+    Some(with_elicited(answer, &got))
 }
 
 fn send(out: &Mutex<impl Write>, rec: &Recorder, msg: Value) {
@@ -95,6 +144,37 @@ mod tests {
 
     fn replies(out: &[u8]) -> Vec<Value> {
         String::from_utf8_lossy(out).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    #[test]
+    fn an_eliciting_tool_answers_after_the_clients_reply() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Recorder::open(&dir.path().join("rec.jsonl")).unwrap();
+        let catalog = Catalog::from_json_str(r#"{"server":"ops","tools":[{"name":"deploy","elicits":"Which environment?"}]}"#).unwrap();
+        let input = concat!(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":"elicit-1","result":{"action":"decline"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"deploy","arguments":{}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":"elicit-2","error":{"code":-1,"message":"no"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"deploy","arguments":{}}}"#,
+            "\n",
+        );
+        let mut out = Vec::new();
+        let started = Instant::now();
+        assert_eq!(serve_stdio(&catalog, &rec, Cursor::new(input), &mut out), 0);
+        assert!(started.elapsed() < ELICIT_WAIT, "EOF ends a call still waiting");
+        let r = replies(&out);
+        assert_eq!(r.len(), 5, "{r:?}");
+        assert_eq!(r[0], json!({"jsonrpc": "2.0", "id": "elicit-1", "method": "elicitation/create", "params": catalog.tools[0].elicitation().unwrap()}));
+        assert_eq!(r[1]["id"], 2);
+        assert_eq!(r[1]["result"]["content"][1]["text"], r#"elicitation: {"action":"decline"}"#);
+        assert_eq!(r[3]["id"], 3);
+        assert!(r[3]["result"]["content"][1]["text"].as_str().unwrap().starts_with("elicitation: error "), "{r:?}");
+        assert_eq!(r[4]["method"], "elicitation/create", "the last call, its client gone, gets no answer");
     }
 
     #[test]

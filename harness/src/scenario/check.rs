@@ -103,6 +103,27 @@ fn versions(s: &Scenario) -> Result<(), Problem> {
     }
 }
 
+/// Why step `i`, a request `raised_by` the call of `tool` on `server`,
+/// cannot be one: it must be a form elicitation, the tool must elicit, and
+/// a step of the same turn must call it.
+fn raised(s: &Scenario, i: usize, request: RequestKind, server: &str, tool: &str) -> Result<(), String> {
+    if request != RequestKind::FormElicitation {
+        return Err("only a form_elicitation is raised by a server's tool".into());
+    }
+    let elicits = s.servers.iter().find(|d| d.name.trim() == server.trim()).and_then(|d| d.catalog.as_ref()?.get(tool.trim())?.elicits.as_ref());
+    if elicits.is_none() {
+        return Err(format!("`{server}`'s catalog gives tool `{tool}` no `elicits`"));
+    }
+    let in_turn = |j: &usize| s.steps.get(*j).is_some_and(Step::in_turn);
+    let first = (0..i).rev().take_while(|j| in_turn(j)).last().unwrap_or(i);
+    let last = (i..s.steps.len()).take_while(|j| in_turn(j)).last().unwrap_or(i);
+    let calls = (first..=last).any(|j| matches!(&s.steps[j], Step::ToolCall { server: sv, tool: t, .. } if sv.trim() == server.trim() && t.trim() == tool.trim()));
+    if !calls {
+        return Err(format!("no step of its turn calls `{server}`'s `{tool}`"));
+    }
+    Ok(())
+}
+
 /// The longest a fake MCP server may take to answer a call.
 pub const MAX_DELAY_MS: u64 = 20_000;
 
@@ -118,6 +139,10 @@ fn servers(s: &Scenario) -> Result<(), Problem> {
         for (tool, c) in server.catalog.iter().flatten() {
             if c.delay_ms.is_some_and(|ms| ms > MAX_DELAY_MS) {
                 return fail(at(&format!("catalog.{tool}.delay_ms")), format!("at most {MAX_DELAY_MS} ms: a trial must end in time"));
+            }
+            if c.elicits.is_some() && (s.provider != Provider::Codex || server.transport != TransportKind::Stdio) {
+                // What Claude Code does with a server's elicitation is not measured.
+                return fail(at(&format!("catalog.{tool}.elicits")), "only a Codex scenario's stdio server elicits");
             }
         }
         if s.launch.error.is_none() {
@@ -189,7 +214,7 @@ fn steps(s: &Scenario) -> Result<(), Problem> {
             Step::Request { .. } | Step::RawRequest { .. } if s.provider != Provider::Codex => {
                 return fail(format!("steps[{i}]"), "provider requests are only scripted for codex");
             }
-            Step::Request { request, server, expect, fail_closed, .. } => {
+            Step::Request { request, server, raised_by, expect, fail_closed, .. } => {
                 let needs_server = matches!(request, RequestKind::UrlElicitation | RequestKind::FormElicitation);
                 match (needs_server, server) {
                     (true, Some(name)) => {
@@ -197,6 +222,11 @@ fn steps(s: &Scenario) -> Result<(), Problem> {
                     }
                     (true, None) => return fail(at("request"), "an elicitation names its `server`"),
                     _ => {}
+                }
+                if let Some(tool) = raised_by {
+                    if let Err(why) = raised(s, i, *request, server.as_deref().unwrap_or(""), tool) {
+                        return fail(at("raised_by"), why);
+                    }
                 }
                 request_expect(&at("expect"), expect)?;
                 if let Some(over) = fail_closed {

@@ -190,6 +190,10 @@ pub struct CatalogTool {
     /// The fake MCP server answers this tool's calls this late (ms).
     #[serde(default)]
     pub delay_ms: Option<u64>,
+    /// The server asks the client this question (`elicitation/create`)
+    /// during each call, before it answers (Codex, stdio servers).
+    #[serde(default)]
+    pub elicits: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -314,6 +318,11 @@ pub enum Step {
         request: RequestKind,
         #[serde(default)]
         server: Option<String>,
+        /// A `form_elicitation` that `server` sends itself while the turn's
+        /// call of this tool runs (its catalog says `elicits`); the real CLI
+        /// can be made to send it, unlike the provider's own requests.
+        #[serde(default)]
+        raised_by: Option<String>,
         #[serde(default)]
         host: Option<HostAnswer>,
         expect: RequestExpect,

@@ -311,6 +311,7 @@ pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
             PROCESS: process,
         }));
     }
+    outcomes.extend(raised_outcomes(scenario, &wire));
     if let Some(rec) = rec {
         threads.iter().chain(outcomes.iter()).for_each(|e| rec.record(e));
     }
@@ -337,16 +338,42 @@ fn call_in_wire<'a>(wire: &'a [Value], call_id: &str) -> Option<WireCall<'a>> {
     let own: Vec<&Value> = wire.iter().filter(|e| process_of(e) == process).collect();
     let completed = own.iter().position(|e| is_item(e, "item/completed"))?;
     let started = own[..completed].iter().rposition(|e| is_item(e, "item/started"));
-    // The approval prompt for this call comes between its item's start and end.
-    let prompt_at = started.and_then(|s| {
-        (s..completed).find(|&k| own[k]["dir"] == "s2c" && own[k]["msg"]["method"] == "mcpServer/elicitation/request")
-    });
+    // The approval prompt for this call comes between its item's start and
+    // end (an elicitation its server sends meanwhile has no approval kind).
+    let prompt_at = started.and_then(|s| (s..completed).find(|&k| own[k]["dir"] == "s2c" && is_approval(&own[k]["msg"])));
     let prompt = prompt_at.map(|k| own[k]);
     let reply = prompt_at.and_then(|k| {
         let id = &own[k]["msg"]["id"];
         own[k..].iter().copied().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == *id && e["msg"].get("method").is_none())
     });
     Some(WireCall { item: own[completed]["msg"]["params"]["item"].clone(), process, prompt, reply })
+}
+
+fn is_approval(msg: &Value) -> bool {
+    msg["method"] == "mcpServer/elicitation/request" && msg["params"]["_meta"]["codex_approval_kind"] == "mcp_tool_call"
+}
+
+/// The outcome of each `request` step its server raises itself: the k-th
+/// such step of a server is its k-th elicitation that is not an approval,
+/// answered by the client's reply in the same process.
+fn raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let Step::Request { server: Some(server), raised_by: Some(_), .. } = step else { continue };
+        let k = seen.entry(server.trim().to_string()).or_default();
+        let asked = wire.iter().filter(|e| {
+            let m = &e["msg"];
+            e["dir"] == "s2c" && m["method"] == "mcpServer/elicitation/request" && !is_approval(m) && m["params"]["serverName"] == server.trim()
+        });
+        let Some(ask) = asked.clone().nth(*k) else { continue };
+        *k += 1;
+        let reply = wire.iter().find(|e| e["dir"] == "c2s" && process_of(e) == process_of(ask) && e["msg"]["id"] == ask["msg"]["id"] && e["msg"].get("method").is_none());
+        let answer = reply.map_or("none", |r| classify_elicitation_reply(&r["msg"]));
+        out.push(json!({"event": "outcome", "derived": true, "step": i, "method": "mcpServer/elicitation/request", "prompted": true,
+                        "answer": answer, PROCESS: process_of(ask)}));
+    }
+    out
 }
 
 /// A `codex exec` call: its completed `mcp_tool_call` event. exec's item
@@ -393,7 +420,7 @@ mod tests {
     }
 
     fn prompt(pid: u32, id: u64) -> Value {
-        line(pid, "s2c", json!({"id": id, "method": "mcpServer/elicitation/request", "params": {}}))
+        line(pid, "s2c", json!({"id": id, "method": "mcpServer/elicitation/request", "params": {"_meta": {"codex_approval_kind": "mcp_tool_call"}}}))
     }
 
     fn answer(pid: u32, id: u64, action: &str) -> Value {

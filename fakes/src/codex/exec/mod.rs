@@ -306,7 +306,10 @@ impl Player<'_> {
         let Some(conn) = self.servers.get_mut(server) else {
             return (Outcome::Failed(profile::unknown_server(server)), Value::Null);
         };
-        match conn.call(tool, arguments, meta) {
+        // exec runs under `never`: a server's own elicitation is declined in
+        // the CLI, as app-server does under `never` (measured 2026-12-06).
+        let mut decline = |_: &str, _: &Value| json!({"action": "decline"});
+        match conn.call_answering(tool, arguments, meta, Some(&mut decline)) {
             Ok(r) => (Outcome::Completed(r.clone()), r),
             Err(e) => (Outcome::Failed(profile::tool_call_error(&e)), Value::Null),
         }

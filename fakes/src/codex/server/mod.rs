@@ -317,6 +317,7 @@ impl Server {
             thread,
             call_meta: Default::default(),
             experimental_api: self.experimental_api,
+            raised: Vec::new(),
         };
         turn.play(id, params);
     }

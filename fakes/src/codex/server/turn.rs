@@ -31,6 +31,9 @@ pub struct Turn<'a> {
     pub call_meta: CallMeta,
     /// The client opted into experimental notifications.
     pub experimental_api: bool,
+    /// This turn's elicitations its MCP servers send themselves: (step,
+    /// server, tool whose call sends it), each taken by its call.
+    pub raised: Vec<(usize, String, String)>,
 }
 
 pub(crate) enum Outcome {
@@ -69,13 +72,22 @@ impl Turn<'_> {
         let actions = self.script.turns.get(index).map(|t| t.actions.clone()).unwrap_or_default();
         // The model answers each tool call's output with one more response.
         let calls = actions.iter().filter(|a| matches!(a, Action::ToolCall { .. })).count();
+        self.raised = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Request { step, server: Some(server), raised_by: Some(tool), .. } => Some((*step, server.clone(), tool.clone())),
+                _ => None,
+            })
+            .collect();
         for action in actions {
             if self.channel.closed() {
                 return;
             }
             match action {
                 Action::ToolCall { step, server, tool, arguments } => self.tool_call(&ctx, step, &server, &tool, &arguments),
-                Action::Request { step, request, server } => self.provider_request(&ctx, step, request, server.as_deref()),
+                // A server's own elicitation comes from its tool's call.
+                Action::Request { raised_by: Some(_), .. } => {}
+                Action::Request { step, request, server, raised_by: None } => self.provider_request(&ctx, step, request, server.as_deref()),
                 Action::Raw { step, method, params } => {
                     let reply = self.channel.ask_marked(&thread_id, &method, params, true);
                     self.record_answer(step, &method, &reply, classify_raw(&reply));
@@ -220,7 +232,7 @@ impl Turn<'_> {
         // `mcp_result`: what the provider got from the server, before any rendering.
         let (outcome, mcp_result) = match decision {
             Decision::DenyNever => (Outcome::Failed(profile::NEVER_DENIAL.into()), Value::Null),
-            Decision::Run => self.run_tool(&call_id, server, tool, arguments),
+            Decision::Run => self.run_tool(ctx, &call_id, server, tool, arguments),
             Decision::Prompt => {
                 prompted = true;
                 self.call_meta.asked_user();
@@ -237,7 +249,7 @@ impl Turn<'_> {
                         if !facts.always_prompts {
                             self.thread.remember_approval(server, tool, &persist, self.home, self.rec);
                         }
-                        self.run_tool(&call_id, server, tool, arguments)
+                        self.run_tool(ctx, &call_id, server, tool, arguments)
                     }
                     Some("cancel") => (Outcome::Failed(profile::CANCELLED.into()), Value::Null),
                     _ => (Outcome::Failed(profile::REJECTED.into()), Value::Null),
@@ -267,18 +279,68 @@ impl Turn<'_> {
 
     /// The call's outcome, and the server's result as the provider got it
     /// (null when there was none).
-    fn run_tool(&mut self, call_id: &str, server: &str, tool: &str, arguments: &Value) -> (Outcome, Value) {
+    fn run_tool(&mut self, ctx: &Value, call_id: &str, server: &str, tool: &str, arguments: &Value) -> (Outcome, Value) {
         let meta = self.call_meta.for_call(&self.profile, call_id);
+        let raised = self.raised.iter().position(|(_, s, t)| s == server && t == tool).map(|i| self.raised.remove(i).0);
+        let policy = self.thread.approval_policy.clone();
+        let (profile, rec, thread_id) = (self.profile, self.rec, self.thread.id.clone());
+        let channel = &mut *self.channel;
         let Some(Ok(conn)) = self.thread.servers.get_mut(server) else {
             return (Outcome::Failed(profile::unknown_server(server)), Value::Null);
         };
-        match conn.call(tool, arguments, meta) {
+        // The server's own elicitation (measured 2026-12-06 on 0.146.1..0.171.0):
+        // declined in the CLI under `never` (or granular without
+        // mcp_elicitations), else forwarded to the client like an approval
+        // prompt but with the server's `_meta`, its answer passed back.
+        let mut elicitation = |method: &str, params: &Value| -> Value {
+            if method != "elicitation/create" {
+                return json!({});
+            }
+            let refused = policy.as_str() == Some("never") || policy.pointer("/granular/mcp_elicitations") == Some(&json!(false));
+            if refused {
+                return json!({"action": "decline"});
+            }
+            let mut ask = json!({"threadId": ctx["threadId"], "turnId": ctx["turnId"], "serverName": server, "mode": "form",
+                                 "_meta": params.get("_meta").cloned().unwrap_or(Value::Null),
+                                 "message": params["message"], "requestedSchema": params["requestedSchema"]});
+            if profile.elicitation_has_environment_id() {
+                ask["environmentId"] = Value::Null;
+            }
+            // Unlike an approval, later calls' _meta does not say the user was asked.
+            channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}));
+            let reply = channel.ask(&thread_id, "mcpServer/elicitation/request", ask);
+            channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
+            let answer = classify_elicitation(&reply);
+            if let Some(step) = raised {
+                let raw = reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}));
+                rec.record(&json!({"event": "outcome", "step": step, "method": "mcpServer/elicitation/request", "prompted": true, "answer": answer, "reply": raw}));
+            }
+            passed_back(answer, reply.as_ref().and_then(|r| r.result.as_ref()))
+        };
+        match conn.call_answering(tool, arguments, meta, Some(&mut elicitation)) {
             Ok(result) if self.profile.float_priority_breaks() && has_float_priority(&result) => {
                 (Outcome::Failed(profile::unexpected_response_type(server, tool)), result)
             }
             Ok(result) => (Outcome::Completed(result.clone()), result),
             Err(e) => (Outcome::Failed(profile::tool_call_error(&e)), Value::Null),
         }
+    }
+}
+
+/// What the server gets for the client's answer to its elicitation: accept
+/// with the content (`{}` if none) and any `_meta`; decline without content;
+/// cancel; and decline for an error or anything else.
+fn passed_back(answer: &str, result: Option<&Value>) -> Value {
+    match (answer, result) {
+        ("accept", Some(r)) => {
+            let mut back = json!({"action": "accept", "content": r.get("content").cloned().unwrap_or(json!({}))});
+            if let Some(meta) = r.get("_meta") {
+                back["_meta"] = meta.clone();
+            }
+            back
+        }
+        ("cancel", _) => json!({"action": "cancel"}),
+        _ => json!({"action": "decline"}),
     }
 }
 

@@ -44,7 +44,16 @@ fn texts(v: &Value) -> Vec<String> {
 /// A readable line diff of two summaries, None when equal. What the real
 /// run could not observe (null outcome fields) is not compared.
 pub fn diff(recorded: &Value, fake: &Value) -> Option<String> {
-    let mut fake = fake.clone();
+    // Outcomes in step order: when a step's outcome is written (a server's
+    // elicitation answered inside a call) is not what is compared.
+    let by_step = |summary: &Value| {
+        let mut s = summary.clone();
+        if let Some(o) = s["outcomes"].as_array_mut() {
+            o.sort_by_key(|o| o["step"].as_u64());
+        }
+        s
+    };
+    let (recorded, mut fake) = (&by_step(recorded), by_step(fake));
     if let (Some(real), Some(ours)) = (recorded["outcomes"].as_array(), fake["outcomes"].as_array_mut()) {
         for (r, o) in real.iter().zip(ours.iter_mut()) {
             for (k, v) in r.as_object().into_iter().flatten() {
