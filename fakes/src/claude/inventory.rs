@@ -1,6 +1,8 @@
 //! What Claude Code's init lists (built-in tools, slash commands, SDK
 //! capabilities, plugins, session fields), each item with the releases that
-//! list it; the profile picks a release's share.
+//! list it; the profile picks a release's share. Each bound is shown by the
+//! init message of recordings/claude/<V>/claude-approve-runs-without-prompt.json,
+//! recorded on every release 2.1.266..2.1.334, on both sides of it.
 
 /// The built-in tools init lists, in its order, with the first and last
 /// release listing each.
