@@ -456,6 +456,39 @@ mod tests {
         assert_eq!(got, [(json!(0), json!("decline"), json!(10)), (json!(2), json!("accept"), json!(11))]);
     }
 
+    #[test]
+    fn a_servers_own_elicitation_is_its_request_step_not_the_calls_prompt() {
+        let asks = |id: u64| line(10, "s2c", json!({"id": id, "method": "mcpServer/elicitation/request", "params": {"serverName": "deploy", "mode": "form", "_meta": null}}));
+        let wire = [
+            json!({"event": "launch", "pid": 10}),
+            item(10, "item/started", "call_0"),
+            asks(0),
+            answer(10, 0, "decline"),
+            item(10, "item/completed", "call_0"),
+            item(10, "item/started", "call_2"),
+            asks(1),
+            answer(10, 1, "accept"),
+            item(10, "item/completed", "call_2"),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let transcript = dir.path().join("provider.jsonl");
+        std::fs::write(&transcript, wire.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        let text = include_str!("../../../scenarios/server-elicitation-goes-to-host.toml");
+        let scenario = Scenario::parse(Path::new("s.toml"), text).unwrap();
+        derive_outcomes(&scenario, dir.path(), &transcript);
+        let outcomes: Vec<Value> = read_jsonl(&transcript).unwrap().into_iter().filter(|e| e["event"] == "outcome").collect();
+        let got: Vec<(Value, Value, Value)> = outcomes.iter().map(|o| (o["step"].clone(), o["prompted"].clone(), o["answer"].clone())).collect();
+        assert_eq!(
+            got,
+            [
+                (json!(0), json!(false), Value::Null),
+                (json!(2), json!(false), Value::Null),
+                (json!(1), json!(true), json!("decline")),
+                (json!(3), json!(true), json!("accept")),
+            ]
+        );
+    }
+
     fn proxied(pid: u32, dir: &str, msg: Value) -> Value {
         json!({"event": "proxied", "server": "bridge", "dir": dir, "pid": pid, "msg": msg})
     }
