@@ -38,6 +38,18 @@ pub struct Run {
     pub differ: u64,
     pub flaky: u64,
     pub crashed: u64,
+    /// The generator revision that made its cases ([`crate::generate::revision`]);
+    /// left out when 1, as in the runs logged before there were others.
+    #[serde(default = "first_revision", skip_serializing_if = "is_first_revision")]
+    pub generator: u32,
+}
+
+fn first_revision() -> u32 {
+    1
+}
+
+fn is_first_revision(r: &u32) -> bool {
+    *r == 1
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -61,7 +73,14 @@ impl Run {
             differ: count(|o| matches!(o, Outcome::Disagree(_))),
             flaky: count(|o| matches!(o, Outcome::Flaky(_))),
             crashed: count(|o| matches!(o, Outcome::Crashed(_))),
+            generator: crate::generate::revision(provider),
         }
+    }
+
+    /// Its cases are the ones the generator makes now.
+    fn current(&self) -> bool {
+        let provider = [Provider::Codex, Provider::Claude].into_iter().find(|p| p.as_str() == self.provider);
+        provider.is_none_or(|p| crate::generate::revision(p) == self.generator)
     }
 
     fn key(&self) -> (&str, &str, &str, u64) {
@@ -132,7 +151,7 @@ pub fn table(runs: &[Run], providers: &[(Provider, Vec<Version>)]) -> String {
             rows.entry((p.as_str().to_string(), Some(*v), "reference".to_string())).or_default();
         }
     }
-    for r in runs {
+    for r in runs.iter().filter(|r| r.current()) {
         let s = rows.entry((r.provider.clone(), r.version.parse().ok(), r.driver.clone())).or_default();
         s.cases += r.cases;
         s.agree += r.agree;
@@ -154,6 +173,10 @@ pub fn table(runs: &[Run], providers: &[(Provider, Vec<Version>)]) -> String {
     }
     let done = rows.values().filter(|s| s.cases >= WANTED).count();
     let _ = writeln!(out, "\n{done} of {} rows have {WANTED} or more cases.", rows.len());
+    let stale = runs.iter().filter(|r| !r.current()).count();
+    if stale > 0 {
+        let _ = writeln!(out, "{stale} logged runs played cases of an older generator revision and are not counted.");
+    }
     out
 }
 
@@ -186,6 +209,10 @@ mod tests {
         assert!(t.contains("| codex | 0.148.0 | reference | 4 (1, 2) | 1/2 | 1 | 1 | 1 |"), "{t}");
         assert!(t.contains("| codex | 0.149.0 | reference | not run |"), "{t}");
         assert!(t.contains("0 of 2 rows have 300"), "{t}");
+        // Cases of an older generator revision are other cases: not counted.
+        let old = Run { generator: crate::generate::revision(Provider::Codex) - 1, ..runs[0].clone() };
+        let t = table(&[old], &[(Provider::Codex, vec![v("0.148.0")])]);
+        assert!(t.contains("| codex | 0.148.0 | reference | not run |") && t.contains("1 logged runs played cases of an older"), "{t}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! --cases N --seed S`): servers over both transports, tools with every mix
 //! of annotations, per-tool policies (unknown tool names among them), the
 //! global policy, host answers, repeated calls within and across turns,
-//! attach/detach, resume, secret rotation, policy changes and reordering.
+//! attach/detach, resume, secret rotation, policy changes and reordering;
+//! on Codex, stdio tools that ask their own question (`elicits`), answered
+//! like the call that runs them.
 //! Every case is written as scenario text and read back through the
 //! scenario loader, so it is a valid scenario; it has no steps a real CLI
 //! cannot be made to perform. Its expectations are empty: a generated case
@@ -41,6 +43,19 @@ pub struct ToolCase {
     pub annotations: usize,
     /// `prompt`, `approve`, or no policy.
     pub policy: Option<&'static str>,
+    /// Its server asks the client a question during each call (Codex,
+    /// stdio servers only).
+    pub elicits: bool,
+}
+
+/// Which revision of the generator made a provider's cases: it goes up
+/// whenever the cases a seed gives change, so the agreement log counts only
+/// runs of the cases it would generate now. Codex 2: tools that elicit.
+pub fn revision(provider: Provider) -> u32 {
+    match provider {
+        Provider::Codex => 2,
+        _ => 1,
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -87,9 +102,20 @@ fn server() -> impl Strategy<Value = ServerCase> {
             http,
             bearer: http && bearer,
             attached,
-            tools: tools.into_iter().enumerate().map(|(i, (annotations, policy))| ToolCase { name: TOOL_NAMES[i], annotations, policy }).collect(),
+            tools: tools.into_iter().enumerate().map(|(i, (annotations, policy))| ToolCase { name: TOOL_NAMES[i], annotations, policy, elicits: false }).collect(),
             unknown_policy: unknown.flatten(),
         })
+}
+
+/// A Codex server: one whose stdio tools may elicit. Its own strategy, so
+/// Claude Code's cases (and their logged runs) stay as they were.
+fn codex_server() -> impl Strategy<Value = ServerCase> {
+    (server(), prop::collection::vec(prop::bool::weighted(0.2), 3)).prop_map(|(mut s, elicits)| {
+        for (t, e) in s.tools.iter_mut().zip(elicits) {
+            t.elicits = e && !s.http;
+        }
+        s
+    })
 }
 
 fn host() -> impl Strategy<Value = Option<&'static str>> {
@@ -110,7 +136,11 @@ fn step() -> impl Strategy<Value = StepCase> {
 
 /// Any case for `provider`.
 pub fn case(provider: Provider) -> impl Strategy<Value = Case> {
-    (any::<bool>(), prop::collection::vec(server(), 1..=3), prop::collection::vec(step(), 1..=6)).prop_map(move |(auto_approve, mut servers, steps)| {
+    let servers = match provider {
+        Provider::Codex => codex_server().boxed(),
+        _ => server().boxed(),
+    };
+    (any::<bool>(), prop::collection::vec(servers, 1..=3), prop::collection::vec(step(), 1..=6)).prop_map(move |(auto_approve, mut servers, steps)| {
         // The first server is always attached and some step calls a tool,
         // so every case reaches an MCP server.
         servers[0].attached = true;
@@ -169,7 +199,11 @@ impl Case {
     pub fn to_toml(&self, id: &str, origin: &str) -> String {
         let mut t = String::new();
         let _ = writeln!(t, "id = \"{id}\"\ntitle = \"generated case ({origin})\"\ncovers = []\nprovider = \"{}\"", self.provider.as_str());
-        let _ = writeln!(t, "caught_by = []\ngenerated = \"{origin}\"\n\n[policy]\nglobal = \"{}\"", if self.auto_approve { "auto-approve" } else { "ask" });
+        let _ = writeln!(t, "caught_by = []\ngenerated = \"{origin}\"");
+        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) {
+            let _ = writeln!(t, "not_in_exec = \"a server's question goes to a client, which codex exec has not\"");
+        }
+        let _ = writeln!(t, "\n[policy]\nglobal = \"{}\"", if self.auto_approve { "auto-approve" } else { "ask" });
         for (i, s) in self.servers.iter().enumerate() {
             let name = SERVER_NAMES[i];
             let _ = writeln!(t, "\n[[servers]]\nname = \"{name}\"\ntransport = \"{}\"\nreason = \"generated\"", if s.http { "http" } else { "stdio" });
@@ -184,6 +218,9 @@ impl Case {
                     let _ = writeln!(t, "tools.{}.approval_mode = \"{mode}\"", key(tool.name));
                 }
                 let _ = writeln!(t, "catalog.{}.annotations = {{ {} }}", key(tool.name), ANNOTATIONS[tool.annotations]);
+                if tool.elicits {
+                    let _ = writeln!(t, "catalog.{}.elicits = \"Go ahead with {}?\"", key(tool.name), tool.name);
+                }
             }
             if let Some(mode) = s.unknown_policy {
                 let _ = writeln!(t, "tools.not_exposed.approval_mode = \"{mode}\"");
@@ -196,7 +233,15 @@ impl Case {
                     let (i, name) = server(*s);
                     let tools = &self.servers[i].tools;
                     let host = host.map(|h| format!("\nhost = \"{h}\"")).unwrap_or_default();
-                    format!("kind = \"tool_call\"\nserver = \"{name}\"\ntool = \"{}\"\nexpect = {{}}{host}", tools[tool % tools.len()].name)
+                    let called = &tools[tool % tools.len()];
+                    let call = format!("kind = \"tool_call\"\nserver = \"{name}\"\ntool = \"{}\"\nexpect = {{}}{host}", called.name);
+                    if !called.elicits {
+                        call
+                    } else {
+                        // The host answers the server's question as it answers the call.
+                        let ask = format!("kind = \"request\"\nrequest = \"form_elicitation\"\nserver = \"{name}\"\nraised_by = \"{}\"\nexpect = {{}}{host}", called.name);
+                        format!("{call}\n\n[[steps]]\n{ask}")
+                    }
                 }
                 StepCase::Resume => "kind = \"resume\"".into(),
                 StepCase::SetPolicy { server: s, tool, mode } => {
@@ -253,6 +298,20 @@ mod tests {
         }
     }
 
+    /// FNV-1a of the first 50 cases of seed 21, as scenario text.
+    fn digest(provider: Provider) -> u64 {
+        (0..50).map(|n| nth(provider, 21, n).to_toml("g", "o")).collect::<String>().bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    }
+
+    /// The cases a seed gives change only with a new [`revision`] (and
+    /// then this table): logged agreement counts are of the cases of theirs.
+    #[test]
+    fn the_cases_change_only_with_the_revision() {
+        for (provider, rev, pinned) in [(Provider::Codex, 2, 5031819344341685435), (Provider::Claude, 1, 18130716173853162555)] {
+            assert_eq!((revision(provider), digest(provider)), (rev, pinned), "{}: cases changed: bump generate::revision and pin the new digest", provider.as_str());
+        }
+    }
+
     #[test]
     fn a_seed_and_a_number_always_give_the_same_case_and_others_differ() {
         let text = |seed, n| nth(Provider::Codex, seed, n).to_toml("g", "o");
@@ -297,6 +356,8 @@ mod tests {
             "kind = \"detach\"",
             "kind = \"set_policy\"",
             "kind = \"reorder_servers\"",
+            "elicits = ",
+            "raised_by = ",
         ]) {
             assert!(all.contains(needle), "no case has `{needle}`");
         }

@@ -77,7 +77,8 @@ pub fn check(s: &Scenario) -> Result<(), Problem> {
     }
     gateway(s)?;
     exec(s)?;
-    if let Some(&n) = design::missing_fail_closed(s).first() {
+    // A generated case expects nothing, of a fail-closed driver neither.
+    if let Some(&n) = design::missing_fail_closed(s).first().filter(|_| s.generated.is_none()) {
         return fail(
             format!("steps[{}]", n - 1),
             "a fail-closed driver refuses this prompt itself (or, on Claude Code, is never asked): say what it then expects in `fail_closed`",
@@ -228,7 +229,10 @@ fn steps(s: &Scenario) -> Result<(), Problem> {
                         return fail(at("raised_by"), why);
                     }
                 }
-                request_expect(&at("expect"), expect)?;
+                // A generated case is judged by the comparison, not by `expect`.
+                if s.generated.is_none() || expect.answer.is_some() || expect.host_asked.is_some() {
+                    request_expect(&at("expect"), expect)?;
+                }
                 if let Some(over) = fail_closed {
                     if let Some(a) = &over.answer {
                         one_of(at("fail_closed.answer"), a, ANSWERS)?;
