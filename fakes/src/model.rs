@@ -126,9 +126,17 @@ impl Model {
 
     fn anthropic(&self, body: &Value) -> Vec<(String, Value)> {
         let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        // A prompt is a user message without tool results, or one whose tool
+        // results carry the next prompt too: after the host interrupts a
+        // turn (SDK deny with interrupt), Claude Code puts the refused call's
+        // result, "[Request interrupted ...]" and the next prompt in one
+        // message (measured 2026-12-06 on 2.1.334). Other text beside tool
+        // results ("Tool loaded.") is no prompt.
         let is_prompt = |m: &Value| {
-            m["role"] == "user"
-                && !m["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+            let blocks = m["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let interrupted = blocks.iter().position(|b| b["text"].as_str().is_some_and(|t| t.starts_with("[Request interrupted")));
+            let prompt_after_interrupt = interrupted.is_some_and(|i| blocks[i + 1..].iter().any(|b| b["type"] == "text"));
+            m["role"] == "user" && (!blocks.iter().any(|b| b["type"] == "tool_result") || prompt_after_interrupt)
         };
         let prompts = messages.iter().filter(|m| is_prompt(m)).count();
         let last_prompt = messages.iter().rposition(is_prompt).map_or(0, |i| i + 1);
@@ -231,6 +239,26 @@ fn resolve_openai_tool(tools: &Value, server: &str, tool: &str) -> (Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompt_merged_into_an_interrupted_calls_result_starts_the_next_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let call = |step| Turn { actions: vec![Action::ToolCall { step, server: "alpha".into(), tool: "read_file".into(), arguments: json!({}) }] };
+        let model = Model { turns: vec![call(0), call(2)], log: Recorder::open(&dir.path().join("m.jsonl")).unwrap(), openai_turn: Mutex::new(None) };
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let result = json!({"type": "tool_result", "tool_use_id": "toolu_fake_0", "content": "refused"});
+        let reply = |messages: Value| {
+            let events = model.anthropic(&json!({"messages": messages, "tools": [{"name": "mcp__alpha__read_file"}]}));
+            (events[0].1["message"]["id"].clone(), events[1].1["content_block"]["id"].clone())
+        };
+        let first = json!({"role": "user", "content": [text("<system-reminder>x"), text("turn 1")]});
+        let used = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_fake_0", "name": "mcp__alpha__read_file"}]});
+        let next = json!({"role": "user", "content": [result, text("[Request interrupted by user for tool use]"), text("turn 2")]});
+        assert_eq!(reply(json!([first, used, next])), (json!("msg_mock_2_0"), json!("toolu_fake_2")));
+        // Text beside a tool result is no prompt otherwise: the turn goes on.
+        let loaded = json!({"role": "user", "content": [result, text("Tool loaded.")]});
+        assert_eq!(reply(json!([first, used, loaded])).0, json!("msg_mock_1_1"));
+    }
 
     #[test]
     fn codex_tools_are_found_under_their_renamed_names() {
