@@ -353,22 +353,27 @@ fn is_approval(msg: &Value) -> bool {
     msg["method"] == "mcpServer/elicitation/request" && msg["params"]["_meta"]["codex_approval_kind"] == "mcp_tool_call"
 }
 
-/// The outcome of each `request` step its server raises itself: the k-th
-/// such step of a server is its k-th elicitation that is not an approval,
-/// answered by the client's reply in the same process.
+/// The outcome of each `request` step its server raises itself: the
+/// elicitation, not an approval, sent while its turn's call of that tool
+/// (the nearest one before it) ran, answered by the client's reply in the
+/// same process. A call that never reached the server raised nothing.
 fn raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut out = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
-        let Step::Request { server: Some(server), raised_by: Some(_), .. } = step else { continue };
-        let k = seen.entry(server.trim().to_string()).or_default();
-        let asked = wire.iter().filter(|e| {
+        let Step::Request { server: Some(server), raised_by: Some(tool), .. } = step else { continue };
+        let calls_it = |j: &usize| matches!(&scenario.steps[*j], Step::ToolCall { server: s, tool: t, .. } if s.trim() == server.trim() && t.trim() == tool.trim());
+        let Some(call) = (0..i).rev().take_while(|j| scenario.steps[*j].in_turn()).find(calls_it) else { continue };
+        let is_item = |e: &Value, method: &str| e["dir"] == "s2c" && e["msg"]["method"] == method && e["msg"]["params"]["item"]["id"] == json!(format!("call_{call}"));
+        let Some(completed) = wire.iter().position(|e| is_item(e, "item/completed")) else { continue };
+        let own: Vec<&Value> = wire.iter().filter(|e| process_of(e) == process_of(&wire[completed])).collect();
+        let Some(end) = own.iter().position(|e| is_item(e, "item/completed")) else { continue };
+        let start = own[..end].iter().rposition(|e| is_item(e, "item/started")).unwrap_or(0);
+        let asks = |e: &&&Value| {
             let m = &e["msg"];
             e["dir"] == "s2c" && m["method"] == "mcpServer/elicitation/request" && !is_approval(m) && m["params"]["serverName"] == server.trim()
-        });
-        let Some(ask) = asked.clone().nth(*k) else { continue };
-        *k += 1;
-        let reply = wire.iter().find(|e| e["dir"] == "c2s" && process_of(e) == process_of(ask) && e["msg"]["id"] == ask["msg"]["id"] && e["msg"].get("method").is_none());
+        };
+        let Some(ask) = own[start..end].iter().find(asks) else { continue };
+        let reply = own.iter().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == ask["msg"]["id"] && e["msg"].get("method").is_none());
         let answer = reply.map_or("none", |r| classify_elicitation_reply(&r["msg"]));
         out.push(json!({"event": "outcome", "derived": true, "step": i, "method": "mcpServer/elicitation/request", "prompted": true,
                         "answer": answer, PROCESS: process_of(ask)}));
@@ -487,6 +492,14 @@ mod tests {
                 (json!(3), json!(true), json!("accept")),
             ]
         );
+        // The first call asked nothing (say it was refused): the one
+        // elicitation is the second call's, not the first request step's.
+        let wire: Vec<Value> = wire.iter().filter(|e| e["msg"]["id"] != json!(0)).cloned().collect();
+        std::fs::write(&transcript, wire.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        derive_outcomes(&scenario, dir.path(), &transcript);
+        let outcomes: Vec<Value> = read_jsonl(&transcript).unwrap().into_iter().filter(|e| e["event"] == "outcome" && e["method"].is_string()).collect();
+        let got: Vec<(Value, Value)> = outcomes.iter().map(|o| (o["step"].clone(), o["answer"].clone())).collect();
+        assert_eq!(got, [(json!(3), json!("accept"))]);
     }
 
     fn proxied(pid: u32, dir: &str, msg: Value) -> Value {
