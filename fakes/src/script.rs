@@ -35,14 +35,15 @@ pub enum Action {
     ToolCall { step: usize, server: String, tool: String, arguments: Value },
     /// The provider asks the client something (approval, input, elicitation).
     /// With `raised_by`, the request is `server`'s own elicitation, sent
-    /// while the turn's call of that tool runs, not by the provider itself.
+    /// while the call of that step (a ToolCall of the same turn) runs, not
+    /// by the provider itself.
     Request {
         step: usize,
         request: RequestKind,
         #[serde(default)]
         server: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        raised_by: Option<String>,
+        raised_by: Option<usize>,
     },
     /// A raw server request with a method the client may not know.
     Raw { step: usize, method: String, params: Value },

@@ -106,7 +106,7 @@ fn versions(s: &Scenario) -> Result<(), Problem> {
 
 /// Why step `i`, a request `raised_by` the call of `tool` on `server`,
 /// cannot be one: it must be a form elicitation, the tool must elicit, and
-/// a step of the same turn must call it.
+/// a step before it in its turn must call it.
 fn raised(s: &Scenario, i: usize, request: RequestKind, server: &str, tool: &str) -> Result<(), String> {
     if request != RequestKind::FormElicitation {
         return Err("only a form_elicitation is raised by a server's tool".into());
@@ -115,11 +115,7 @@ fn raised(s: &Scenario, i: usize, request: RequestKind, server: &str, tool: &str
     if elicits.is_none() {
         return Err(format!("`{server}`'s catalog gives tool `{tool}` no `elicits`"));
     }
-    let in_turn = |j: &usize| s.steps.get(*j).is_some_and(Step::in_turn);
-    let first = (0..i).rev().take_while(|j| in_turn(j)).last().unwrap_or(i);
-    let last = (i..s.steps.len()).take_while(|j| in_turn(j)).last().unwrap_or(i);
-    let calls = (first..=last).any(|j| matches!(&s.steps[j], Step::ToolCall { server: sv, tool: t, .. } if sv.trim() == server.trim() && t.trim() == tool.trim()));
-    if !calls {
+    if super::raising_call(&s.steps, i).is_none() {
         return Err(format!("no step of its turn calls `{server}`'s `{tool}`"));
     }
     Ok(())

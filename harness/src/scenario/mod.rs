@@ -451,6 +451,14 @@ pub fn catalog(server: &ServerDecl) -> BTreeMap<String, CatalogTool> {
 /// Converts TOML tables from scenario files into JSON for the wire.
 /// The arguments the model sends in step `step`'s call: the scenario's,
 /// else unique ones, so the judge can attribute server calls to steps.
+/// The step whose call raises request step `i` (`raised_by`): the nearest
+/// call of that tool on that server before it in its turn, if any.
+pub fn raising_call(steps: &[Step], i: usize) -> Option<usize> {
+    let Some(Step::Request { server: Some(server), raised_by: Some(tool), .. }) = steps.get(i) else { return None };
+    let calls_it = |j: &usize| matches!(&steps[*j], Step::ToolCall { server: s, tool: t, .. } if s.trim() == server.trim() && t.trim() == tool.trim());
+    (0..i).rev().take_while(|j| steps[*j].in_turn()).find(calls_it)
+}
+
 pub fn call_arguments(step: usize, given: Option<&toml::Table>) -> Value {
     given.map(toml_to_json).unwrap_or_else(|| serde_json::json!({"note": format!("step {}", step + 1)}))
 }

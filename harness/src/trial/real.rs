@@ -319,12 +319,15 @@ pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
 
 /// One MCP tool call as the wire shows it, all in the provider process that
 /// ran it: its completed item, the approval prompt sent while it ran, and
-/// the client's reply to that prompt.
+/// the client's reply to that prompt; the same for an elicitation its
+/// server sent meanwhile.
 struct WireCall<'a> {
     process: Value,
     item: Value,
     prompt: Option<&'a Value>,
     reply: Option<&'a Value>,
+    elicitation: Option<&'a Value>,
+    elicitation_reply: Option<&'a Value>,
 }
 
 /// Finds call `call_id` in a transcript several provider processes append
@@ -339,18 +342,21 @@ fn call_in_wire<'a>(wire: &'a [Value], call_id: &str) -> Option<WireCall<'a>> {
     let completed = own.iter().position(|e| is_item(e, "item/completed"))?;
     let started = own[..completed].iter().rposition(|e| is_item(e, "item/started"));
     // The approval prompt for this call comes between its item's start and
-    // end (an elicitation its server sends meanwhile has no approval kind).
-    let prompt_at = started.and_then(|s| (s..completed).find(|&k| own[k]["dir"] == "s2c" && is_approval(&own[k]["msg"])));
-    let prompt = prompt_at.map(|k| own[k]);
-    let reply = prompt_at.and_then(|k| {
-        let id = &own[k]["msg"]["id"];
-        own[k..].iter().copied().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == *id && e["msg"].get("method").is_none())
-    });
-    Some(WireCall { item: own[completed]["msg"]["params"]["item"].clone(), process, prompt, reply })
+    // end; an elicitation its server sends meanwhile has no approval kind.
+    let asked = |approval: bool| {
+        let at = started.and_then(|s| {
+            (s..completed).find(|&k| own[k]["dir"] == "s2c" && own[k]["msg"]["method"] == "mcpServer/elicitation/request" && is_approval(&own[k]["msg"]) == approval)
+        })?;
+        let id = &own[at]["msg"]["id"];
+        let reply = own[at..].iter().copied().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == *id && e["msg"].get("method").is_none());
+        Some((own[at], reply))
+    };
+    let ((prompt, reply), (elicitation, elicitation_reply)) = (asked(true).unzip(), asked(false).unzip());
+    Some(WireCall { item: own[completed]["msg"]["params"]["item"].clone(), process, prompt, reply: reply.flatten(), elicitation, elicitation_reply: elicitation_reply.flatten() })
 }
 
 fn is_approval(msg: &Value) -> bool {
-    msg["method"] == "mcpServer/elicitation/request" && msg["params"]["_meta"]["codex_approval_kind"] == "mcp_tool_call"
+    msg["params"]["_meta"]["codex_approval_kind"] == "mcp_tool_call"
 }
 
 /// The outcome of each `request` step its server raises itself: the
@@ -360,23 +366,15 @@ fn is_approval(msg: &Value) -> bool {
 fn raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
     let mut out = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
-        let Step::Request { server: Some(server), raised_by: Some(tool), .. } = step else { continue };
-        let calls_it = |j: &usize| matches!(&scenario.steps[*j], Step::ToolCall { server: s, tool: t, .. } if s.trim() == server.trim() && t.trim() == tool.trim());
-        let Some(call) = (0..i).rev().take_while(|j| scenario.steps[*j].in_turn()).find(calls_it) else { continue };
-        let is_item = |e: &Value, method: &str| e["dir"] == "s2c" && e["msg"]["method"] == method && e["msg"]["params"]["item"]["id"] == json!(format!("call_{call}"));
-        let Some(completed) = wire.iter().position(|e| is_item(e, "item/completed")) else { continue };
-        let own: Vec<&Value> = wire.iter().filter(|e| process_of(e) == process_of(&wire[completed])).collect();
-        let Some(end) = own.iter().position(|e| is_item(e, "item/completed")) else { continue };
-        let start = own[..end].iter().rposition(|e| is_item(e, "item/started")).unwrap_or(0);
-        let asks = |e: &&&Value| {
-            let m = &e["msg"];
-            e["dir"] == "s2c" && m["method"] == "mcpServer/elicitation/request" && !is_approval(m) && m["params"]["serverName"] == server.trim()
-        };
-        let Some(ask) = own[start..end].iter().find(asks) else { continue };
-        let reply = own.iter().find(|e| e["dir"] == "c2s" && e["msg"]["id"] == ask["msg"]["id"] && e["msg"].get("method").is_none());
-        let answer = reply.map_or("none", |r| classify_elicitation_reply(&r["msg"]));
+        let Step::Request { server: Some(server), .. } = step else { continue };
+        let Some(call) = crate::scenario::raising_call(&scenario.steps, i) else { continue };
+        let Some(c) = call_in_wire(wire, &format!("call_{call}")) else { continue };
+        if !c.elicitation.is_some_and(|a| a["msg"]["params"]["serverName"] == server.trim()) {
+            continue;
+        }
+        let answer = c.elicitation_reply.map_or("none", |r| classify_elicitation_reply(&r["msg"]));
         out.push(json!({"event": "outcome", "derived": true, "step": i, "method": "mcpServer/elicitation/request", "prompted": true,
-                        "answer": answer, PROCESS: process_of(ask)}));
+                        "answer": answer, PROCESS: c.process}));
     }
     out
 }

@@ -186,11 +186,11 @@ fn turns(scenario: &Scenario) -> Vec<Turn> {
                 tool: tool.trim().to_string(),
                 arguments: crate::scenario::call_arguments(i, arguments.as_ref()),
             }),
-            Step::Request { request, server, raised_by, .. } => Some(Action::Request {
+            Step::Request { request, server, .. } => Some(Action::Request {
                 step: i,
                 request: *request,
                 server: server.as_ref().map(|s| s.trim().to_string()),
-                raised_by: raised_by.as_ref().map(|t| t.trim().to_string()),
+                raised_by: crate::scenario::raising_call(&scenario.steps, i),
             }),
             Step::RawRequest { method, params, .. } => Some(Action::Raw {
                 step: i,

@@ -31,9 +31,9 @@ pub struct Turn<'a> {
     pub call_meta: CallMeta,
     /// The client opted into experimental notifications.
     pub experimental_api: bool,
-    /// This turn's elicitations its MCP servers send themselves: (step,
-    /// server, tool whose call sends it), each taken by its call.
-    pub raised: Vec<(usize, String, String)>,
+    /// This turn's elicitations its MCP servers send themselves: (step of
+    /// the call that raises it, its request step).
+    pub raised: Vec<(usize, usize)>,
 }
 
 pub(crate) enum Outcome {
@@ -75,7 +75,7 @@ impl Turn<'_> {
         self.raised = actions
             .iter()
             .filter_map(|a| match a {
-                Action::Request { step, server: Some(server), raised_by: Some(tool), .. } => Some((*step, server.clone(), tool.clone())),
+                Action::Request { step, raised_by: Some(call), .. } => Some((*call, *step)),
                 _ => None,
             })
             .collect();
@@ -232,7 +232,7 @@ impl Turn<'_> {
         // `mcp_result`: what the provider got from the server, before any rendering.
         let (outcome, mcp_result) = match decision {
             Decision::DenyNever => (Outcome::Failed(profile::NEVER_DENIAL.into()), Value::Null),
-            Decision::Run => self.run_tool(ctx, &call_id, server, tool, arguments),
+            Decision::Run => self.run_tool(ctx, step, server, tool, arguments),
             Decision::Prompt => {
                 prompted = true;
                 self.call_meta.asked_user();
@@ -249,7 +249,7 @@ impl Turn<'_> {
                         if !facts.always_prompts {
                             self.thread.remember_approval(server, tool, &persist, self.home, self.rec);
                         }
-                        self.run_tool(ctx, &call_id, server, tool, arguments)
+                        self.run_tool(ctx, step, server, tool, arguments)
                     }
                     Some("cancel") => (Outcome::Failed(profile::CANCELLED.into()), Value::Null),
                     _ => (Outcome::Failed(profile::REJECTED.into()), Value::Null),
@@ -279,9 +279,9 @@ impl Turn<'_> {
 
     /// The call's outcome, and the server's result as the provider got it
     /// (null when there was none).
-    fn run_tool(&mut self, ctx: &Value, call_id: &str, server: &str, tool: &str, arguments: &Value) -> (Outcome, Value) {
-        let meta = self.call_meta.for_call(&self.profile, call_id);
-        let raised = self.raised.iter().position(|(_, s, t)| s == server && t == tool).map(|i| self.raised.remove(i).0);
+    fn run_tool(&mut self, ctx: &Value, step: usize, server: &str, tool: &str, arguments: &Value) -> (Outcome, Value) {
+        let meta = self.call_meta.for_call(&self.profile, &format!("call_{step}"));
+        let raised = self.raised.iter().find(|(call, _)| *call == step).map(|(_, request)| *request);
         let policy = self.thread.approval_policy.clone();
         let (profile, rec, thread_id) = (self.profile, self.rec, self.thread.id.clone());
         let channel = &mut *self.channel;
