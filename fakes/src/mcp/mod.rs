@@ -246,6 +246,10 @@ fn run(args: Args) -> Result<i32, String> {
         None => Recorder::none(),
     };
     if !args.http {
+        // Each record names this process: a relaunched provider starts the
+        // next instance before this one has read its EOF, and both append
+        // to the same recording.
+        let rec = rec.for_process(std::process::id());
         let stdin = std::io::stdin();
         return Ok(serve_stdio(&catalog, &rec, stdin.lock(), std::io::stdout()));
     }

@@ -70,20 +70,25 @@ pub fn compare(real: &BTreeMap<String, Vec<Value>>, fake: &BTreeMap<String, Vec<
     let empty = Vec::new();
     for name in real.keys().chain(fake.keys().filter(|k| !real.contains_key(*k))) {
         let (r, f) = (real.get(name).unwrap_or(&empty), fake.get(name).unwrap_or(&empty));
-        conversation(name, without_final_eof(name, r), without_final_eof(name, f), &mut out);
+        conversation(name, &without_final_eof(name, r), &without_final_eof(name, f), &mut out);
     }
     out
 }
 
 /// An MCP server's last `eof` is not compared: at the end of a real run
 /// the trial's cleanup may kill the server before it records that its
-/// input ended (seen 1 in 3 on Codex 0.147.0 and 0.153.4). An `eof` before
-/// the server's last entry (a detached server) is compared.
-fn without_final_eof<'a>(name: &str, entries: &'a [Value]) -> &'a [Value] {
-    match entries.split_last() {
-        Some((last, rest)) if name.starts_with("mcp/") && last.get("event").and_then(Value::as_str) == Some("eof") => rest,
-        _ => entries,
-    }
+/// input ended (seen 1 in 3 on Codex 0.147.0 and 0.153.4). It is last of
+/// what the server read, though answers it wrote after it may follow (an
+/// elicitation's answer given up at EOF). An `eof` before the server read
+/// anything more (a detached server) is compared.
+fn without_final_eof(name: &str, entries: &[Value]) -> Vec<Value> {
+    let last_read = entries.iter().rposition(|e| lane_of(e) == C2S);
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| !(name.starts_with("mcp/") && Some(*i) == last_read && e.get("event").and_then(Value::as_str) == Some("eof")))
+        .map(|(_, e)| e.clone())
+        .collect()
 }
 
 fn conversation(name: &str, real: &[Value], fake: &[Value], out: &mut Comparison) {
@@ -331,6 +336,11 @@ mod tests {
         // Not at the end, it is a fact: the server was closed before its last call.
         let early = BTreeMap::from([("mcp/files".to_string(), vec![eof.clone(), call.clone()])]);
         assert!(!compare(&early, &fake).differences.is_empty());
+        // An answer the server wrote after reading EOF does not make it a fact.
+        let answer = json!({"s2c": {"method": "elicitation/create"}});
+        let real = BTreeMap::from([("mcp/files".to_string(), vec![call.clone(), eof.clone(), answer.clone()])]);
+        let fake = BTreeMap::from([("mcp/files".to_string(), vec![call.clone(), answer])]);
+        assert!(compare(&real, &fake).differences.is_empty());
     }
 
     #[test]

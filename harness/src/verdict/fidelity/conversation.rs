@@ -100,40 +100,47 @@ fn driver_argv(argv: &Value) -> Value {
 }
 
 /// An MCP server's recording: a new segment at each server start and each
-/// `initialize` (a new session on a server that outlives a client).
+/// `initialize` (a new session on a server that outlives a client). A record
+/// naming its process (a stdio server's `pid`) goes to that process's latest
+/// segment: a provider relaunched by its driver starts the next instance
+/// while the last one may still be recording its EOF.
 pub fn mcp(path: &Path) -> Vec<Segment> {
-    let mut segments: Vec<Segment> = Vec::new();
+    let mut segments: Vec<(Value, Segment)> = Vec::new();
     for r in read_jsonl(path).unwrap_or_default() {
+        let process = r.get("pid").cloned().unwrap_or(Value::Null);
+        let own = |segments: &Vec<(Value, Segment)>| segments.iter().rposition(|(p, _)| *p == process);
         let entry = match (r["event"].as_str(), r["dir"].as_str()) {
             (Some("start"), _) => {
-                segments.push(Vec::new());
+                segments.push((process.clone(), Vec::new()));
                 json!({"event": "start", "transport": r["transport"]})
             }
-            (Some("http"), _) => json!({"http": without(&r, &["event"])}),
+            (Some("http"), _) => json!({"http": without(&r, &["event", "pid"])}),
             (Some(e), _) if SERVER_NOTES.contains(&e) => continue,
-            (Some(_), _) => r.clone(),
+            (Some(_), _) => without(&r, &["pid"]),
             (None, Some("in")) => {
                 let mut e = json!({C2S: r["msg"]});
                 if let Some(http) = r.get("http") {
                     e["http"] = http.clone();
                 }
-                let new_session = r["msg"]["method"] == "initialize" && segments.last().is_some_and(|s| s.iter().any(|e| message(e).is_some()));
-                if new_session || segments.is_empty() {
-                    segments.push(Vec::new());
+                let session_open = own(&segments).is_some_and(|i| segments[i].1.iter().any(|e| message(e).is_some()));
+                if (r["msg"]["method"] == "initialize" && session_open) || own(&segments).is_none() {
+                    segments.push((process.clone(), Vec::new()));
                 }
                 e
             }
             (None, Some("out")) => json!({S2C: r["msg"]}),
             _ => continue,
         };
-        if segments.is_empty() {
-            segments.push(Vec::new());
-        }
-        if let Some(last) = segments.last_mut() {
-            last.push(entry);
-        }
+        let at = match own(&segments) {
+            Some(i) => i,
+            None => {
+                segments.push((process, Vec::new()));
+                segments.len() - 1
+            }
+        };
+        segments[at].1.push(entry);
     }
-    segments
+    segments.into_iter().map(|(_, s)| s).collect()
 }
 
 fn without(v: &Value, keys: &[&str]) -> Value {
@@ -237,5 +244,22 @@ mod tests {
         assert_eq!(segs[0][3], json!({"http": {"method": "GET", "path": "/mcp", "status": 405, "bearer": true}}));
         assert_eq!(segs[0][4], json!({"event": "auth_rejected", "had_header": false}));
         assert_eq!(segs[1][0]["c2s"]["id"], "<c1>");
+    }
+
+    #[test]
+    fn a_stdio_server_eof_recorded_after_the_next_instance_started_stays_with_its_own() {
+        let (_d, path) = write(&[
+            json!({"event": "start", "transport": "stdio", "pid": 1}),
+            json!({"dir": "in", "msg": {"id": 0, "method": "initialize"}, "pid": 1}),
+            json!({"event": "start", "transport": "stdio", "pid": 2}),
+            json!({"dir": "in", "msg": {"id": 0, "method": "initialize"}, "pid": 2}),
+            json!({"event": "eof", "pid": 1}),
+            json!({"dir": "out", "msg": {"id": 0, "result": {}}, "pid": 2}),
+        ]);
+        let segs = mcp(&path);
+        assert_eq!(segs.len(), 2);
+        assert_eq!(segs[0].last(), Some(&json!({"event": "eof"})));
+        assert_eq!(segs[1].len(), 3);
+        assert_eq!(segs[1][2]["s2c"]["id"], 0);
     }
 }
