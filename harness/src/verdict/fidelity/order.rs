@@ -297,7 +297,7 @@ pub fn describe() -> Vec<String> {
         "a provider process ended before any turn keeps only requests and answers, and the trial's MCP sessions without a tool call and requests refused for their bearer are left out, before request ids are numbered: how far its startup got, and with which secret, is a race".to_string(),
         "an MCP answer is shown right after its request".to_string(),
         "an MCP conversation with nothing in it is left out: a stdio server never started leaves no recording".to_string(),
-        "an MCP server's last `eof` is not compared (compare.rs): a real run's cleanup may kill the server before it records its input's end".to_string(),
+        "an MCP server's `eof` is not compared (compare.rs): whether a killed instance records its input's end first is a race; the next instance's `start` still says the last one ended".to_string(),
     ];
     floats.chain(swapped).chain(claude).chain(http).chain(fixed).collect()
 }
