@@ -390,25 +390,13 @@ fn read_state_goes_to_experimental_clients_from_0_171() {
 /// first pending one of that tool in the turn.
 #[test]
 fn a_refused_call_then_the_same_tool_accepted_in_one_turn_raises_one_elicitation() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().to_path_buf();
-    std::fs::create_dir_all(dir.join("home")).unwrap();
     let tools = json!([{"name": "deploy", "elicits": "Which environment?"}]);
-    std::fs::write(dir.join("lab.json"), json!({"server": "lab", "tools": tools}).to_string()).unwrap();
     let call = |step: usize| json!({"kind": "tool_call", "step": step, "server": "lab", "tool": "deploy", "arguments": {"n": step}});
     let raised_by = |step: usize, call: usize| json!({"kind": "request", "step": step, "request": "form_elicitation", "server": "lab", "raised_by": call});
     // The refused call's request step waits for a question that never comes.
     let actions = json!([call(0), raised_by(1, 0), call(2), raised_by(3, 2)]);
-    let script = json!({"version": "0.171.0", "transcript": dir.join("codex.jsonl"), "state": dir.join("state.json"),
-                        "turns": [{"actions": actions}]});
-    std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
-    let toml = format!(
-        "[mcp_servers.lab]\ncommand = {:?}\nargs = [\"stdio\", \"--catalog\", {:?}, \"--record\", {:?}]\n",
-        FAKE_MCP,
-        dir.join("lab.json").display().to_string(),
-        dir.join("lab.jsonl").display().to_string()
-    );
-    std::fs::write(dir.join("home/config.toml"), toml).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    write_run(tmp.path(), "0.171.0", tools, vec![json!({"actions": actions})], "");
     let mut s = launch(tmp, &[], json!({"experimentalApi": true})).unwrap();
     let t = thread_id(&s.thread(json!({"approvalPolicy": "on-request"})));
     let approvals = std::cell::Cell::new(0);

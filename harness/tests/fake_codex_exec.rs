@@ -10,8 +10,10 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-const FAKE_CODEX: &str = env!("CARGO_BIN_EXE_fake-codex");
-const FAKE_MCP: &str = env!("CARGO_BIN_EXE_fake-mcp");
+mod codex_lab;
+
+use codex_lab::FAKE_CODEX;
+
 const VERSIONS: [&str; 5] = ["0.146.0", "0.147.0", "0.148.0", "0.153.4", "0.171.0"];
 const NEVER: &str = "MCP tool call requires approval, but approval policy is never";
 const CANCELLED: &str = "user cancelled MCP tool call";
@@ -38,31 +40,7 @@ impl Run {
         std::fs::create_dir_all(dir.join("home")).unwrap();
         std::fs::create_dir_all(dir.join("work")).unwrap();
         std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
-        let tools = json!([{"name": "plain"}, {"name": "ro", "annotations": {"readOnlyHint": true}}]);
-        std::fs::write(dir.join("lab.json"), json!({"server": "lab", "tools": tools}).to_string()).unwrap();
-        let mut step = 0;
-        let turns: Vec<Value> = turns
-            .iter()
-            .map(|calls| {
-                let actions: Vec<Value> = calls
-                    .iter()
-                    .map(|t| {
-                        step += 1;
-                        json!({"kind": "tool_call", "step": step - 1, "server": "lab", "tool": t, "arguments": {"message": "hi"}})
-                    })
-                    .collect();
-                json!({"actions": actions})
-            })
-            .collect();
-        let script = json!({"version": version, "transcript": dir.join("codex.jsonl"), "state": dir.join("state.json"), "turns": turns});
-        std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
-        let toml = format!(
-            "[mcp_servers.lab]\ncommand = {:?}\nargs = [\"stdio\", \"--catalog\", {:?}, \"--record\", {:?}]\n",
-            FAKE_MCP,
-            dir.join("lab.json").display().to_string(),
-            dir.join("lab.jsonl").display().to_string()
-        );
-        std::fs::write(dir.join("home/config.toml"), toml).unwrap();
+        codex_lab::write_run(&dir, version, codex_lab::plain(), codex_lab::calls_turns(turns, |_| json!({"message": "hi"})), "");
         Run { _tmp: tmp, dir }
     }
 

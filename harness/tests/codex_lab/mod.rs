@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
@@ -53,23 +53,35 @@ pub fn start_turns(
     capabilities: Value,
 ) -> Result<Session, (i32, String)> {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().to_path_buf();
-    std::fs::create_dir_all(dir.join("home")).unwrap();
-    std::fs::write(dir.join("lab.json"), json!({"server": "lab", "tools": tools}).to_string()).unwrap();
+    write_run(tmp.path(), version, tools, calls_turns(turns, |step| json!({"n": step})), config);
+    launch(tmp, overrides, capabilities)
+}
+
+/// One turn per entry of `turns`, each calling its `lab` tools in order,
+/// steps numbered through; `arguments(step)` gives each call's arguments.
+pub fn calls_turns(turns: &[&[&str]], arguments: impl Fn(usize) -> Value) -> Vec<Value> {
     let mut step = 0;
-    let turns: Vec<Value> = turns
+    turns
         .iter()
         .map(|calls| {
             let actions: Vec<Value> = calls
                 .iter()
                 .map(|t| {
                     step += 1;
-                    json!({"kind": "tool_call", "step": step - 1, "server": "lab", "tool": t, "arguments": {"n": step - 1}})
+                    json!({"kind": "tool_call", "step": step - 1, "server": "lab", "tool": t, "arguments": arguments(step - 1)})
                 })
                 .collect();
             json!({"actions": actions})
         })
-        .collect();
+        .collect()
+}
+
+/// Writes a run directory: the `lab` server's catalog (`tools`), the
+/// script playing `turns` (each `{"actions": [...]}`), and
+/// home/config.toml attaching `lab` over stdio, `config` appended.
+pub fn write_run(dir: &Path, version: &str, tools: Value, turns: Vec<Value>, config: &str) {
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    std::fs::write(dir.join("lab.json"), json!({"server": "lab", "tools": tools}).to_string()).unwrap();
     let script = json!({"version": version, "transcript": dir.join("codex.jsonl"), "state": dir.join("state.json"),
                         "turns": turns});
     std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
@@ -80,7 +92,6 @@ pub fn start_turns(
         dir.join("lab.jsonl").display().to_string()
     );
     std::fs::write(dir.join("home/config.toml"), toml).unwrap();
-    launch(tmp, overrides, capabilities)
 }
 
 /// Starts a fake app-server on the run directory `tmp` and initializes it.
