@@ -283,9 +283,9 @@ fn interrupt_when_idle_and_set_permission_mode_as_measured() {
 }
 
 #[test]
-fn sdk_mode_is_not_simulated_where_it_was_not_measured() {
+fn sdk_mode_is_refused_before_the_release_that_connects_initialize_servers() {
     let lab = Lab::new(OLD, vec![vec![]]);
     let s = host(&lab, &TS_ARGV, &[initialize(None)], &allow);
     assert_eq!(s.code, 2);
-    assert!(s.stderr.contains("not simulated on 2.1.266"), "{}", s.stderr);
+    assert!(s.stderr.contains("simulated from 2.1.326; 2.1.266 connects none"), "{}", s.stderr);
 }

@@ -57,7 +57,10 @@ pub fn prepare(profile: Profile, script: &Script, rec: Recorder, argv: &[String]
         return Err(fail(&rec, "fake-claude: only print mode (-p/--print) is simulated", 2));
     }
     if sdk && !profile.simulates_sdk_host() {
-        return Err(fail(&rec, &format!("fake-claude: --input-format stream-json (SDK host mode) is not simulated on {} (not measured)", profile.version), 2));
+        // Measured on 2.1.266 and 2.1.325: initialize is answered without
+        // mcp_servers_applied and none of its servers connect, so no SDK
+        // driver works there; the fake refuses rather than half-simulate it.
+        return Err(fail(&rec, &format!("fake-claude: --input-format stream-json (SDK host mode) is simulated from 2.1.326; {} connects none of the servers an initialize request delivers", profile.version), 2));
     }
     if sdk && out.format != "stream-json" {
         return Err(fail(&rec, profile::SDK_INPUT_NEEDS_STREAM_OUTPUT, 1));
