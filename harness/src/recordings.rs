@@ -30,6 +30,9 @@ const SHOWN: usize = 40;
 pub const DRIVERS: &str = "drivers";
 /// The CLI probes' folder (`probes.rs`): no trial recordings in it.
 pub const PROBES: &str = "probes";
+/// Lab measurements of behaviour no scenario plays (`scripts/labs/`, one
+/// script per folder, named in docs/providers.md): no trial recordings in it.
+pub const LABS: &str = "labs";
 
 /// The reference driver's name, whose recordings sit at the top.
 pub const REFERENCE: &str = "reference";
@@ -72,7 +75,7 @@ pub fn folder(root: &Path, driver: &str, provider: &str, version: &str) -> PathB
 pub fn files(root: &Path) -> Vec<PathBuf> {
     let mut roots = vec![root.to_path_buf()];
     roots.extend(std::fs::read_dir(root.join(DRIVERS)).into_iter().flatten().flatten().map(|d| d.path()));
-    let mut files: Vec<PathBuf> = roots.iter().flat_map(|base| by_provider_and_version(base, &[DRIVERS, PROBES])).collect();
+    let mut files: Vec<PathBuf> = roots.iter().flat_map(|base| by_provider_and_version(base, &[DRIVERS, PROBES, LABS])).collect();
     files.sort();
     files
 }

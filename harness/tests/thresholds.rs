@@ -68,8 +68,8 @@ fn every_profile_fact_names_a_committed_recording() {
 }
 
 #[test]
-fn every_recording_the_regression_outcomes_and_the_inventory_name_exists() {
-    for file in ["docs/reported-regressions.md", "fakes/src/claude/inventory.rs"] {
+fn every_recording_the_regression_outcomes_the_provider_facts_and_the_inventory_name_exists() {
+    for file in ["docs/reported-regressions.md", "docs/providers.md", "fakes/src/claude/inventory.rs"] {
         let text = std::fs::read_to_string(Path::new(ROOT).join(file)).unwrap();
         let text: String = text.lines().map(|l| l.trim_start().trim_start_matches("//!").trim()).collect::<Vec<_>>().join(" ");
         let paths = cited(&text);
