@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::claude::profile::TOOL_SEARCH;
 use crate::codex::profile::model_name;
-use crate::script::{Action, Turn};
+use crate::script::{Action, RequestKind, Turn};
 use crate::wire::Recorder;
 
 pub struct MockModel {
@@ -69,18 +69,40 @@ impl Handler for Model {
     }
 }
 
-fn calls(turn: Option<&Turn>) -> Vec<(usize, String, String, Value)> {
+/// A function call the mock model makes: an MCP tool (step, server, tool,
+/// arguments), or on Codex the shell command of a `command` request step,
+/// whose approval prompt the CLI then sends.
+enum Call {
+    Tool(usize, String, String, Value),
+    Command(usize),
+}
+
+fn calls(turn: Option<&Turn>, commands: bool) -> Vec<Call> {
     turn.map(|t| {
         t.actions
             .iter()
             .filter_map(|a| match a {
-                Action::ToolCall { step, server, tool, arguments } => Some((*step, server.clone(), tool.clone(), arguments.clone())),
+                Action::ToolCall { step, server, tool, arguments } => Some(Call::Tool(*step, server.clone(), tool.clone(), arguments.clone())),
+                Action::Request { step, request: RequestKind::Command, raised_by: None, .. } if commands => Some(Call::Command(*step)),
                 _ => None,
             })
             .collect()
     })
     .unwrap_or_default()
 }
+
+/// The `exec_command` call of a command request (every release 0.146.1..
+/// 0.171.0 offers it with these parameters): asking for a run outside the
+/// sandbox is what makes Codex ask the client first.
+pub fn command_call_arguments() -> Value {
+    json!({"cmd": COMMAND, "sandbox_permissions": "require_escalated", "justification": COMMAND_REASON})
+}
+
+/// The command a command request step runs once accepted: harmless, and
+/// its output known.
+pub const COMMAND: &str = "echo approved";
+pub const COMMAND_OUTPUT: &str = "approved";
+pub const COMMAND_REASON: &str = "print a word";
 
 /// The whole stream in one body: the providers read it as it arrives either way.
 fn sse(events: Vec<(String, Value)>) -> Response {
@@ -100,10 +122,12 @@ impl Model {
             t.unwrap_or(0)
         };
         let done = input[last_user.map_or(0, |i| i + 1)..].iter().filter(|i| i["type"] == "function_call_output").count();
-        let calls = calls(self.turns.get(turn));
+        let calls = calls(self.turns.get(turn), true);
         let id = openai_response_id(turn, done);
         let item = match calls.get(done) {
-            Some((step, server, tool, arguments)) => {
+            Some(Call::Command(step)) => json!({"type": "function_call", "call_id": format!("call_{step}"), "name": "exec_command",
+                                                "arguments": command_call_arguments().to_string()}),
+            Some(Call::Tool(step, server, tool, arguments)) => {
                 let (namespace, name) = resolve_openai_tool(&body["tools"], server, tool);
                 let mut item = json!({"type": "function_call", "call_id": format!("call_{step}"), "name": name,
                                       "arguments": arguments.to_string()});
@@ -148,9 +172,9 @@ impl Model {
             .collect();
         let done = uses.iter().filter(|b| b["name"] != TOOL_SEARCH).count();
         let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-        let calls = if has_tools { calls(self.turns.get(prompts.saturating_sub(1))) } else { Vec::new() };
+        let calls = if has_tools { calls(self.turns.get(prompts.saturating_sub(1)), false) } else { Vec::new() };
         let (block, stop) = match calls.get(done) {
-            Some((step, server, tool, arguments)) => {
+            Some(Call::Tool(step, server, tool, arguments)) => {
                 let name = crate::claude::profile::model_tool_name(server, tool);
                 let search_id = format!("toolu_search_{step}");
                 let searched = uses.iter().any(|b| b["id"] == json!(search_id));
@@ -162,7 +186,7 @@ impl Model {
                 (block, "tool_use")
             }
             // Side requests (titles, probes) and the end of a turn.
-            None => (json!({"type": "text", "text": if has_tools { "Done." } else { "OK" }}), "end_turn"),
+            _ => (json!({"type": "text", "text": if has_tools { "Done." } else { "OK" }}), "end_turn"),
         };
         let usage = json!({"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
         let model = body["model"].as_str().unwrap_or("claude-mock");

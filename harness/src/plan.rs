@@ -321,11 +321,19 @@ pub fn targets(provider: Provider) -> Vec<Target> {
 /// Why a scenario cannot run on a real provider binary, if it cannot.
 pub fn real_run_skip(scenario: &Scenario) -> Option<SkipReason> {
     use crate::scenario::Step;
+    use fakes::script::RequestKind;
     if !matches!(scenario.provider, Provider::Codex | Provider::Claude) {
         return Some(SkipReason::NeedsFake(format!("no real {} to run", scenario.provider.as_str())));
     }
-    // A server's own elicitation is real: its server sends it.
-    if scenario.steps.iter().any(|s| matches!(s, Step::Request { raised_by: None, .. } | Step::RawRequest { .. })) {
+    // A server's own elicitation is real: its server sends it; so is a
+    // Codex command approval, for the mock model's escalated shell command.
+    let real = |s: &Step| match s {
+        Step::Request { raised_by: Some(_), .. } => true,
+        Step::Request { request: RequestKind::Command, .. } => scenario.provider == Provider::Codex,
+        Step::RawRequest { .. } | Step::Request { .. } => false,
+        _ => true,
+    };
+    if !scenario.steps.iter().all(real) {
         return Some(SkipReason::NeedsFake("needs the fake: a real provider cannot be scripted to send this request".into()));
     }
     None

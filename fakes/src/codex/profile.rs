@@ -29,6 +29,7 @@ impl Profile {
     pub fn facts(&self) -> Vec<(&'static str, bool)> {
         vec![
             ("never_denies_in_cli", self.never_denies_in_cli()),
+            ("command_approval_has_kind", self.command_approval_has_kind()),
             ("float_priority_breaks", self.float_priority_breaks()),
             ("output_as_input_text_array", self.output_as_input_text_array()),
             ("read_only_wins_over_destructive", self.read_only_wins_over_destructive()),
@@ -77,7 +78,7 @@ impl Profile {
     pub fn values(&self) -> Vec<(&'static str, String)> {
         // Without the version, which every release changes.
         let client = crate::mcp_client::ClientProfile { version: String::new(), ..self.mcp_client() };
-        vec![("mcp_client", format!("{client:?}"))]
+        vec![("command_rejected", self.command_rejected("<command>", "<why>")), ("mcp_client", format!("{client:?}"))]
     }
 
     /// What `--version` prints.
@@ -90,6 +91,23 @@ impl Profile {
     /// before it; recordings/drivers/reference-codex-exec/codex/0.148.0/prompt-tool-always-asks.json).
     pub fn never_denies_in_cli(&self) -> bool {
         self.version.at_least(0, 148, 0)
+    }
+
+    /// item/commandExecution/requestApproval says `kind: "command"`: first in
+    /// 0.150.0 (not in 0.149.1, the release before it; recordings/codex/
+    /// 0.149.1/command-requests-go-to-host.json and recordings/codex/0.150.0/
+    /// command-requests-go-to-host.json).
+    pub fn command_approval_has_kind(&self) -> bool {
+        self.version.at_least(0, 150, 0)
+    }
+
+    /// What the model is told of a command the client refused (`why`): the command
+    /// is named up to 0.152.1, not from 0.153.0 (the release after it;
+    /// recordings/codex/0.152.1/command-requests-go-to-host.json and
+    /// recordings/codex/0.153.0/command-requests-go-to-host.json).
+    pub fn command_rejected(&self, command: &str, why: &str) -> String {
+        let named = if self.version.at_least(0, 153, 0) { String::new() } else { format!(" for `{command}`") };
+        format!(r#"exec_command failed{named}: CreateProcess {{ message: "Rejected(\"{why}\")" }}"#)
     }
 
     /// A float `annotations.priority` in a result block fails the item with

@@ -175,7 +175,13 @@ pub fn classify_elicitation(reply: &Option<Reply>) -> &'static str {
 }
 
 pub fn classify_decision(reply: &Option<Reply>) -> &'static str {
-    classify(reply, |r| match r.get("decision") {
+    classify(reply, decision_answer)
+}
+
+/// The answer a command or file-change approval's result gives, None when
+/// it is none of the decisions Codex knows.
+pub fn decision_answer(result: &Value) -> Option<&'static str> {
+    match result.get("decision") {
         Some(Value::String(s)) => match s.as_str() {
             "accept" => Some("accept"),
             "acceptForSession" => Some("accept-for-session"),
@@ -185,7 +191,7 @@ pub fn classify_decision(reply: &Option<Reply>) -> &'static str {
         },
         Some(Value::Object(_)) => Some("accept-with-amendment"),
         _ => None,
-    })
+    }
 }
 
 pub fn classify_permissions(reply: &Option<Reply>) -> &'static str {

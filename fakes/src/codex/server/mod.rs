@@ -3,6 +3,7 @@
 
 pub(crate) mod call_meta;
 mod channel;
+mod command;
 mod notices;
 mod rollout;
 pub(crate) mod shapes;
@@ -14,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use self::channel::Channel;
+pub use self::channel::decision_answer;
 use self::rollout::Rollout;
 use self::thread::{new_thread_id, target, Thread};
 use self::turn::Turn;

@@ -36,6 +36,14 @@ pub struct Turn<'a> {
     pub raised: Vec<(usize, usize)>,
 }
 
+/// How a command request ended for the turn (`command.rs`).
+pub(crate) enum Ended {
+    /// The model got the output (or the refusal) and the turn goes on.
+    Answered,
+    /// The client cancelled: the turn is interrupted.
+    Cancelled,
+}
+
 pub(crate) enum Outcome {
     Completed(Value),
     Failed(String),
@@ -71,7 +79,10 @@ impl Turn<'_> {
         self.item_completed(&ctx, user, user_started);
         let actions = self.script.turns.get(index).map(|t| t.actions.clone()).unwrap_or_default();
         // The model answers each tool call's output with one more response.
-        let calls = actions.iter().filter(|a| matches!(a, Action::ToolCall { .. })).count();
+        let calls = actions
+            .iter()
+            .filter(|a| matches!(a, Action::ToolCall { .. } | Action::Request { request: RequestKind::Command, raised_by: None, .. }))
+            .count();
         self.raised = actions
             .iter()
             .filter_map(|a| match a {
@@ -85,6 +96,13 @@ impl Turn<'_> {
             }
             match action {
                 Action::ToolCall { step, server, tool, arguments } => self.tool_call(&ctx, step, &server, &tool, &arguments),
+                // The model's own command: a cancelled prompt ends the turn.
+                Action::Request { step, request: RequestKind::Command, raised_by: None, .. } => {
+                    if let Ended::Cancelled = self.command_request(&ctx, step) {
+                        let times = [started_at, json!(now_ms() / 1000), json!(started.elapsed().as_millis() as u64)];
+                        return self.interrupted(&ctx, times);
+                    }
+                }
                 // A server's own elicitation comes from its tool's call.
                 Action::Request { raised_by: Some(_), .. } => {}
                 Action::Request { step, request, server, raised_by: None } => self.provider_request(&ctx, step, request, server.as_deref()),
@@ -108,6 +126,17 @@ impl Turn<'_> {
         let times = [started_at, json!(now_ms() / 1000), json!(started.elapsed().as_millis() as u64)];
         let done = shapes::turn_object(&self.profile, &turn_id, json!([msg]), "completed", times);
         self.thread.rollout.event("task_complete", json!({"turn": done}));
+        self.channel.notify("turn/completed", json!({"threadId": thread_id, "turn": done}));
+    }
+
+    /// Ends the turn cut short by the client: no agent message, no model
+    /// response, the turn `interrupted` with its items not loaded.
+    fn interrupted(&mut self, ctx: &Value, times: [Value; 3]) {
+        let thread_id = self.thread.id.clone();
+        self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "idle"}}));
+        let mut done = shapes::turn_object(&self.profile, ctx["turnId"].as_str().unwrap_or(""), json!([]), "interrupted", times);
+        done["itemsView"] = json!("notLoaded");
+        self.thread.rollout.event("turn_aborted", json!({"turn": done}));
         self.channel.notify("turn/completed", json!({"threadId": thread_id, "turn": done}));
     }
 
@@ -135,7 +164,7 @@ impl Turn<'_> {
 
     /// What follows each model response: its token usage (recorded in the
     /// rollout too) and the account's rate limits.
-    fn model_responded(&mut self, ctx: &Value) {
+    pub(super) fn model_responded(&mut self, ctx: &Value) {
         let (thread_id, turn_id) = (ctx["threadId"].as_str().unwrap_or(""), ctx["turnId"].as_str().unwrap_or(""));
         if self.profile.rollout_records_token_usage() {
             self.thread.rollout.write("token_usage_record", json!({}));
@@ -145,13 +174,13 @@ impl Turn<'_> {
         self.channel.notify("account/rateLimits/updated", notices::rate_limits(&self.profile));
     }
 
-    fn item_started(&mut self, ctx: &Value, item: Value, started_ms: u64) {
+    pub(super) fn item_started(&mut self, ctx: &Value, item: Value, started_ms: u64) {
         let params = shapes::item_started(&self.profile, ctx, item, started_ms);
         self.channel.notify("item/started", params);
     }
 
     /// Sends item/completed; returns the item as sent.
-    fn item_completed(&mut self, ctx: &Value, item: Value, started_ms: u64) -> Value {
+    pub(super) fn item_completed(&mut self, ctx: &Value, item: Value, started_ms: u64) -> Value {
         let params = shapes::item_completed(&self.profile, ctx, item, started_ms);
         let item = params["item"].clone();
         self.thread.rollout.event("item_completed", json!({"item": item}));
@@ -272,7 +301,7 @@ impl Turn<'_> {
     }
 
     /// The call's output goes back to the model, which responds.
-    fn call_answered(&mut self, ctx: &Value, call_id: &str) {
+    pub(super) fn call_answered(&mut self, ctx: &Value, call_id: &str) {
         self.thread.rollout.write("response_item", json!({"type": "function_call_output", "call_id": call_id}));
         self.model_responded(ctx);
     }

@@ -70,7 +70,8 @@ pub fn compare(real: &BTreeMap<String, Vec<Value>>, fake: &BTreeMap<String, Vec<
     let empty = Vec::new();
     for name in real.keys().chain(fake.keys().filter(|k| !real.contains_key(*k))) {
         let (r, f) = (real.get(name).unwrap_or(&empty), fake.get(name).unwrap_or(&empty));
-        conversation(name, &without_eof(name, r), &without_eof(name, f), &mut out);
+        let (r, f) = (without_output_deltas(&without_eof(name, r)), without_output_deltas(&without_eof(name, f)));
+        conversation(name, &r, &f, &mut out);
     }
     out
 }
@@ -84,6 +85,16 @@ pub fn compare(real: &BTreeMap<String, Vec<Value>>, fake: &BTreeMap<String, Vec<
 fn without_eof(name: &str, entries: &[Value]) -> Vec<Value> {
     let eof = |e: &Value| name.starts_with("mcp/") && e.get("event").and_then(Value::as_str) == Some("eof");
     entries.iter().filter(|e| !eof(e)).cloned().collect()
+}
+
+/// Codex's `item/commandExecution/outputDelta` is not compared: whether the
+/// CLI streams a short command's output before the process has ended is a
+/// race (missing in 1 of 4 runs on 0.150.0, and for one of two commands in
+/// a run on 0.171.0); the output itself is compared in the item's
+/// `aggregatedOutput` and in what the model saw.
+fn without_output_deltas(entries: &[Value]) -> Vec<Value> {
+    let delta = |e: &Value| e.get(S2C).and_then(|m| m.get("method")).and_then(Value::as_str) == Some("item/commandExecution/outputDelta");
+    entries.iter().filter(|e| !delta(e)).cloned().collect()
 }
 
 fn conversation(name: &str, real: &[Value], fake: &[Value], out: &mut Comparison) {

@@ -312,6 +312,7 @@ pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
         }));
     }
     outcomes.extend(raised_outcomes(scenario, &wire));
+    outcomes.extend(command_outcomes(scenario, &wire, &outputs));
     if let Some(rec) = rec {
         threads.iter().chain(outcomes.iter()).for_each(|e| rec.record(e));
     }
@@ -379,6 +380,38 @@ fn raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
     out
 }
 
+/// The outcome of each `command` request step: the approval Codex asked
+/// for the mock model's command `call_<step>`, the client's reply in the
+/// same process, the item's end and what the model was told.
+fn command_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMap<String, Value>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let Step::Request { request: fakes::script::RequestKind::Command, raised_by: None, .. } = step else { continue };
+        let call_id = format!("call_{i}");
+        let is_item = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == "item/completed" && e["msg"]["params"]["item"]["id"] == json!(call_id);
+        let asked = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == "item/commandExecution/requestApproval" && e["msg"]["params"]["itemId"] == json!(call_id);
+        let ended = wire.iter().find(is_item);
+        let ask = wire.iter().find(asked);
+        // A command the model never asked for (the turn ended first) has no outcome.
+        if ended.is_none() && ask.is_none() && !outputs.contains_key(&call_id) {
+            continue;
+        }
+        let process = ask.or(ended).map_or(Value::Null, process_of);
+        let answer = ask.map(|ask| {
+            let reply = wire.iter().find(|e| process_of(e) == process && e["dir"] == "c2s" && e["msg"]["id"] == ask["msg"]["id"] && e["msg"].get("method").is_none());
+            match reply.map(|r| &r["msg"]) {
+                None => "none",
+                Some(m) if m.get("error").is_some() => "error",
+                Some(m) => fakes::codex::decision_answer(&m["result"]).unwrap_or("malformed"),
+            }
+        });
+        out.push(json!({"event": "outcome", "derived": true, "step": i, "method": "item/commandExecution/requestApproval", "prompted": ask.is_some(),
+                        "answer": answer, "item_status": ended.map_or(Value::Null, |e| e["msg"]["params"]["item"]["status"].clone()),
+                        "model_saw": outputs.get(&call_id).cloned().unwrap_or(Value::Null), PROCESS: process}));
+    }
+    out
+}
+
 /// A `codex exec` call: its completed `mcp_tool_call` event. exec's item
 /// ids do not carry the model's call id, so the call is found by server,
 /// tool and the step's own arguments.
@@ -403,141 +436,4 @@ fn classify_elicitation_reply(msg: &Value) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use serde_json::json;
-
-    use super::*;
-
-    fn scenario_text() -> String {
-        crate::scenario::sample("write_file", "prompt", "{ prompted = true }", "[[steps]]\nkind = \"resume\"\n\n[[steps]]\nkind = \"tool_call\"\nserver = \"files\"\ntool = \"write_file\"\nexpect = { prompted = true }\n")
-    }
-
-    fn line(pid: u32, dir: &str, msg: Value) -> Value {
-        json!({"dir": dir, "pid": pid, "msg": msg})
-    }
-
-    fn item(pid: u32, method: &str, call: &str) -> Value {
-        line(pid, "s2c", json!({"method": method, "params": {"item": {"id": call, "status": "completed", "result": null}}}))
-    }
-
-    fn prompt(pid: u32, id: u64) -> Value {
-        line(pid, "s2c", json!({"id": id, "method": "mcpServer/elicitation/request", "params": {"_meta": {"codex_approval_kind": "mcp_tool_call"}}}))
-    }
-
-    fn answer(pid: u32, id: u64, action: &str) -> Value {
-        line(pid, "c2s", json!({"id": id, "result": {"action": action}}))
-    }
-
-    #[test]
-    fn each_outcome_reads_the_answer_its_own_provider_process_got() {
-        // The driver relaunched: the second app-server numbers its prompt 0
-        // again, and starts before the first has exited.
-        let wire = [
-            json!({"event": "launch", "pid": 10}),
-            item(10, "item/started", "call_0"),
-            prompt(10, 0),
-            answer(10, 0, "decline"),
-            item(10, "item/completed", "call_0"),
-            json!({"event": "launch", "pid": 11}),
-            item(11, "item/started", "call_2"),
-            prompt(11, 0),
-            json!({"event": "exit", "pid": 10, "code": 0}),
-            answer(11, 0, "accept"),
-            item(11, "item/completed", "call_2"),
-        ];
-        let dir = tempfile::tempdir().unwrap();
-        let transcript = dir.path().join("provider.jsonl");
-        let text: String = wire.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&transcript, text).unwrap();
-        let scenario = Scenario::parse(Path::new("t.toml"), &scenario_text()).unwrap();
-        derive_outcomes(&scenario, dir.path(), &transcript);
-        let outcomes: Vec<Value> = read_jsonl(&transcript).unwrap().into_iter().filter(|e| e["event"] == "outcome").collect();
-        let got: Vec<(Value, Value, Value)> =
-            outcomes.iter().map(|o| (o["step"].clone(), o["answer"].clone(), o[PROCESS].clone())).collect();
-        assert_eq!(got, [(json!(0), json!("decline"), json!(10)), (json!(2), json!("accept"), json!(11))]);
-    }
-
-    #[test]
-    fn a_servers_own_elicitation_is_its_request_step_not_the_calls_prompt() {
-        let asks = |id: u64| line(10, "s2c", json!({"id": id, "method": "mcpServer/elicitation/request", "params": {"serverName": "deploy", "mode": "form", "_meta": null}}));
-        let wire = [
-            json!({"event": "launch", "pid": 10}),
-            item(10, "item/started", "call_0"),
-            asks(0),
-            answer(10, 0, "decline"),
-            item(10, "item/completed", "call_0"),
-            item(10, "item/started", "call_2"),
-            asks(1),
-            answer(10, 1, "accept"),
-            item(10, "item/completed", "call_2"),
-        ];
-        let dir = tempfile::tempdir().unwrap();
-        let transcript = dir.path().join("provider.jsonl");
-        std::fs::write(&transcript, wire.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-        let text = include_str!("../../../scenarios/server-elicitation-goes-to-host.toml");
-        let scenario = Scenario::parse(Path::new("s.toml"), text).unwrap();
-        derive_outcomes(&scenario, dir.path(), &transcript);
-        let outcomes: Vec<Value> = read_jsonl(&transcript).unwrap().into_iter().filter(|e| e["event"] == "outcome").collect();
-        let got: Vec<(Value, Value, Value)> = outcomes.iter().map(|o| (o["step"].clone(), o["prompted"].clone(), o["answer"].clone())).collect();
-        assert_eq!(
-            got,
-            [
-                (json!(0), json!(false), Value::Null),
-                (json!(2), json!(false), Value::Null),
-                (json!(1), json!(true), json!("decline")),
-                (json!(3), json!(true), json!("accept")),
-            ]
-        );
-        // The first call asked nothing (say it was refused): the one
-        // elicitation is the second call's, not the first request step's.
-        let wire: Vec<Value> = wire.iter().filter(|e| e["msg"]["id"] != json!(0)).cloned().collect();
-        std::fs::write(&transcript, wire.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-        derive_outcomes(&scenario, dir.path(), &transcript);
-        let outcomes: Vec<Value> = read_jsonl(&transcript).unwrap().into_iter().filter(|e| e["event"] == "outcome" && e["method"].is_string()).collect();
-        let got: Vec<(Value, Value)> = outcomes.iter().map(|o| (o["step"].clone(), o["answer"].clone())).collect();
-        assert_eq!(got, [(json!(3), json!("accept"))]);
-    }
-
-    fn proxied(pid: u32, dir: &str, msg: Value) -> Value {
-        json!({"event": "proxied", "server": "bridge", "dir": dir, "pid": pid, "msg": msg})
-    }
-
-    fn prompt_call(pid: u32, id: u64, use_id: &str) -> Value {
-        proxied(pid, "c2s", json!({"id": id, "method": "tools/call", "params": {"name": "permission_prompt", "arguments": {"tool_use_id": use_id}}}))
-    }
-
-    fn prompt_reply(pid: u32, id: u64, behavior: &str) -> Value {
-        let text = json!({"behavior": behavior, "message": "m", "updatedInput": {}}).to_string();
-        proxied(pid, "s2c", json!({"id": id, "result": {"content": [{"type": "text", "text": text}]}}))
-    }
-
-    #[test]
-    fn prompt_answers_come_from_the_proxied_prompt_tool_per_process() {
-        let launch = |pid: u32| json!({"event": "launch", "pid": pid, "argv": ["-p", "x", "--permission-prompt-tool", "mcp__bridge__permission_prompt"]});
-        // A relaunch numbers its MCP requests from 0 again.
-        let wire = [launch(10), prompt_call(10, 2, "toolu_a"), prompt_reply(10, 2, "deny"), launch(11), prompt_call(11, 2, "toolu_b"), prompt_reply(11, 2, "allow")];
-        let got = prompt_answers(&wire).expect("the prompt tool's server was proxied");
-        assert_eq!(got, BTreeMap::from([("toolu_a".to_string(), json!("deny")), ("toolu_b".to_string(), json!("allow"))]));
-        // A prompt tool on a server the proxy never saw: nothing to go by.
-        let unseen = [launch(10)];
-        assert_eq!(prompt_answers(&unseen), None);
-        // A bridge whose name the CLI renames (`my.bridge` -> `my_bridge`).
-        let renamed = |e: Value| { let mut e = e; e["server"] = json!("my.bridge"); e };
-        let launch = json!({"event": "launch", "pid": 12, "argv": ["--permission-prompt-tool", "mcp__my_bridge__permission_prompt"]});
-        let wire = [launch, renamed(prompt_call(12, 1, "toolu_c")), renamed(prompt_reply(12, 1, "allow"))];
-        assert_eq!(prompt_answers(&wire), Some(BTreeMap::from([("toolu_c".to_string(), json!("allow"))])));
-        // No prompt tool at all: the CLI asked no one.
-        assert_eq!(prompt_answers(&[json!({"event": "launch", "pid": 10, "argv": ["-p", "x"]})]), Some(BTreeMap::new()));
-    }
-
-    #[test]
-    fn a_bridged_result_is_the_reply_to_its_own_call() {
-        let call = |id: u64, use_id: &str| proxied(10, "c2s", json!({"id": id, "method": "tools/call", "params": {"name": "report", "_meta": {"claudecode/toolUseId": use_id}}}));
-        let reply = |id: u64, text: &str| proxied(10, "s2c", json!({"id": id, "result": {"content": [{"type": "text", "text": text}]}}));
-        let wire = [call(3, "toolu_a"), call(4, "toolu_b"), reply(4, "B"), reply(3, "A")];
-        assert_eq!(proxied_result(&wire, "bridge", "toolu_a"), Some(json!({"content": [{"type": "text", "text": "A"}]})));
-        assert_eq!(proxied_result(&wire, "other", "toolu_a"), None);
-    }
-}
+mod tests;
