@@ -114,6 +114,11 @@ pub fn parse(text: &str) -> Result<Vec<Run>, String> {
 /// Logs `run` in `path`, in place of an earlier run of the same release,
 /// driver and seed (a rerun replaces, never adds up).
 pub fn log(path: &Path, run: Run) -> Result<(), String> {
+    // Runs of several releases at once log into one file: each reads and
+    // rewrites it under an exclusive lock, so none loses another's run.
+    let lock_path = path.with_extension("toml.lock");
+    let lock = std::fs::File::create(&lock_path).map_err(|e| format!("{}: {e}", lock_path.display()))?;
+    lock.lock().map_err(|e| format!("{}: {e}", lock_path.display()))?;
     let mut runs = load(path)?;
     runs.retain(|r| r.key() != run.key());
     runs.push(run);
@@ -213,6 +218,20 @@ mod tests {
         let old = Run { generator: crate::generate::revision(Provider::Codex) - 1, ..runs[0].clone() };
         let t = table(&[old], &[(Provider::Codex, vec![v("0.148.0")])]);
         assert!(t.contains("| codex | 0.148.0 | reference | not run |") && t.contains("1 logged runs played cases of an older"), "{t}");
+    }
+
+    #[test]
+    fn runs_logged_at_once_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let versions: Vec<String> = (0..16).map(|n| format!("0.{}.0", 146 + n)).collect();
+        std::thread::scope(|s| {
+            for version in &versions {
+                let path = &path;
+                s.spawn(move || log(path, Run::of(Provider::Codex, v(version), "reference", 21, &[Outcome::Agree(1)])).unwrap());
+            }
+        });
+        assert_eq!(load(&path).unwrap().len(), versions.len());
     }
 
     #[test]

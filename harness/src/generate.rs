@@ -4,7 +4,8 @@
 //! global policy, host answers, repeated calls within and across turns,
 //! attach/detach, resume, secret rotation, policy changes and reordering;
 //! on Codex, stdio tools that ask their own question (`elicits`), answered
-//! like the call that runs them.
+//! like the call that runs them, and shell commands outside the sandbox,
+//! whose approval the host answers.
 //! Every case is written as scenario text and read back through the
 //! scenario loader, so it is a valid scenario; it has no steps a real CLI
 //! cannot be made to perform. Its expectations are empty: a generated case
@@ -50,10 +51,11 @@ pub struct ToolCase {
 
 /// Which revision of the generator made a provider's cases: it goes up
 /// whenever the cases a seed gives change, so the agreement log counts only
-/// runs of the cases it would generate now. Codex 2: tools that elicit.
+/// runs of the cases it would generate now. Codex 2: tools that elicit;
+/// Codex 3: command requests.
 pub fn revision(provider: Provider) -> u32 {
     match provider {
-        Provider::Codex => 2,
+        Provider::Codex => 3,
         _ => 1,
     }
 }
@@ -78,6 +80,9 @@ pub enum StepCase {
     Attach { server: usize },
     Detach { server: usize },
     Reorder,
+    /// Codex: the model asks to run a shell command outside the sandbox,
+    /// which Codex asks the client to approve; the host's answer.
+    Command { host: Option<&'static str> },
 }
 
 #[derive(Debug, Clone)]
@@ -134,13 +139,22 @@ fn step() -> impl Strategy<Value = StepCase> {
     ]
 }
 
+/// A Codex step: any step, or a command request. Its own strategy, so
+/// Claude Code's cases stay as they were.
+fn codex_step() -> impl Strategy<Value = StepCase> {
+    prop_oneof![
+        10 => step(),
+        1 => host().prop_map(|host| StepCase::Command { host }),
+    ]
+}
+
 /// Any case for `provider`.
 pub fn case(provider: Provider) -> impl Strategy<Value = Case> {
-    let servers = match provider {
-        Provider::Codex => codex_server().boxed(),
-        _ => server().boxed(),
+    let (servers, step) = match provider {
+        Provider::Codex => (codex_server().boxed(), codex_step().boxed()),
+        _ => (server().boxed(), step().boxed()),
     };
-    (any::<bool>(), prop::collection::vec(servers, 1..=3), prop::collection::vec(step(), 1..=6)).prop_map(move |(auto_approve, mut servers, steps)| {
+    (any::<bool>(), prop::collection::vec(servers, 1..=3), prop::collection::vec(step, 1..=6)).prop_map(move |(auto_approve, mut servers, steps)| {
         // The first server is always attached and some step calls a tool,
         // so every case reaches an MCP server.
         servers[0].attached = true;
@@ -200,8 +214,8 @@ impl Case {
         let mut t = String::new();
         let _ = writeln!(t, "id = \"{id}\"\ntitle = \"generated case ({origin})\"\ncovers = []\nprovider = \"{}\"", self.provider.as_str());
         let _ = writeln!(t, "caught_by = []\ngenerated = \"{origin}\"");
-        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) {
-            let _ = writeln!(t, "not_in_exec = \"a server's question goes to a client, which codex exec has not\"");
+        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. })) {
+            let _ = writeln!(t, "not_in_exec = \"a server's question or a command's approval goes to a client, which codex exec has not\"");
         }
         let _ = writeln!(t, "\n[policy]\nglobal = \"{}\"", if self.auto_approve { "auto-approve" } else { "ask" });
         for (i, s) in self.servers.iter().enumerate() {
@@ -258,6 +272,10 @@ impl Case {
                 StepCase::Attach { server: s } => format!("kind = \"attach\"\nserver = \"{}\"", server(*s).1),
                 StepCase::Detach { server: s } => format!("kind = \"detach\"\nserver = \"{}\"", server(*s).1),
                 StepCase::Reorder => "kind = \"reorder_servers\"".into(),
+                StepCase::Command { host } => {
+                    let host = host.map(|h| format!("\nhost = \"{h}\"")).unwrap_or_default();
+                    format!("kind = \"request\"\nrequest = \"command\"\nexpect = {{}}{host}")
+                }
             };
             let _ = writeln!(t, "\n[[steps]]\n{line}");
         }
@@ -307,7 +325,7 @@ mod tests {
     /// then this table): logged agreement counts are of the cases of theirs.
     #[test]
     fn the_cases_change_only_with_the_revision() {
-        for (provider, rev, pinned) in [(Provider::Codex, 2, 5031819344341685435), (Provider::Claude, 1, 18130716173853162555)] {
+        for (provider, rev, pinned) in [(Provider::Codex, 3, 10868172266954919366), (Provider::Claude, 1, 18130716173853162555)] {
             assert_eq!((revision(provider), digest(provider)), (rev, pinned), "{}: cases changed: bump generate::revision and pin the new digest", provider.as_str());
         }
     }
