@@ -70,9 +70,7 @@ impl Turn<'_> {
         };
         let cancelled = answer == "cancel";
         let raw = reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}));
-        // A cancelled command's output, seen only if a later turn asks the
-        // model again: Codex puts "aborted by user" in its history.
-        let saw = if cancelled { json!("Wall time: 0.0000 seconds\naborted by user") } else { json!(model_saw) };
+        let saw = if cancelled { Value::Null } else { json!(model_saw) };
         self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/commandExecution/requestApproval", "prompted": true,
                                 "answer": answer, "reply": raw, "item_status": status, "model_saw": saw}));
         if cancelled {
