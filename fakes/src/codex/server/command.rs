@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::channel::classify_decision;
 use super::shapes::now_ms;
+use super::thread::State;
 use super::turn::{Ended, Turn};
 use crate::model::{COMMAND, COMMAND_OUTPUT, COMMAND_REASON};
 
@@ -71,6 +72,11 @@ impl Turn<'_> {
         let cancelled = answer == "cancel";
         let raw = reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}));
         let saw = if cancelled { Value::Null } else { json!(model_saw) };
+        if cancelled {
+            let mut state: State = self.script.load_state();
+            state.aborted.push((thread_id.clone(), step));
+            self.script.save_state(&state);
+        }
         self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/commandExecution/requestApproval", "prompted": true,
                                 "answer": answer, "reply": raw, "item_status": status, "model_saw": saw}));
         if cancelled {

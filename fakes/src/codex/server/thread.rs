@@ -58,6 +58,10 @@ impl Thread {
 pub struct State {
     pub next_turn: usize,
     pub threads: Vec<String>,
+    /// Cancelled commands (thread id, step) whose "aborted" output the
+    /// model has not been shown yet: it sees it at that thread's next turn.
+    #[serde(default)]
+    pub aborted: Vec<(String, usize)>,
 }
 
 /// A fresh thread id, recorded in the state file; `salt` tells apart two ids

@@ -36,6 +36,9 @@ pub struct Turn<'a> {
     pub raised: Vec<(usize, usize)>,
 }
 
+/// What the model is shown of a cancelled command (`command.rs`).
+pub(crate) const ABORTED: &str = "Wall time: 0.0000 seconds\naborted by user";
+
 /// How a command request ended for the turn (`command.rs`).
 pub(crate) enum Ended {
     /// The model got the output (or the refusal) and the turn goes on.
@@ -56,7 +59,14 @@ impl Turn<'_> {
         let mut state: State = self.script.load_state();
         let index = state.next_turn;
         state.next_turn += 1;
+        let (shown, kept): (Vec<_>, Vec<_>) = state.aborted.drain(..).partition(|(t, _)| *t == thread_id);
+        state.aborted = kept;
         self.script.save_state(&state);
+        // Real Codex puts a cancelled command's output in the thread's
+        // history as "aborted by user": the model sees it when next asked.
+        for (_, step) in shown {
+            self.rec.record(&json!({"event": "model_saw", "step": step, "model_saw": ABORTED}));
+        }
         let turn_id = format!("turn-{index}");
         let first_unread = self.thread.first_turn.get_or_insert_with(|| turn_id.clone()).clone();
         self.rec.record(&json!({"event": "turn", "index": index, "turn_id": turn_id, "input": params.get("input")}));

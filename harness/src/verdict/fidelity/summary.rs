@@ -9,17 +9,22 @@ use crate::trial::Observations;
 /// Provider-side facts of one trial (normalized by the caller).
 pub fn summarize(obs: &Observations) -> Value {
     let wire = &obs.provider.transcript;
+    // What the model was shown of a step later than its outcome was written
+    // (the fake Codex: a cancelled command, at the thread's next turn).
+    let later: std::collections::BTreeMap<String, &Value> =
+        wire.iter().filter(|e| e["event"] == "model_saw").map(|e| (e["step"].to_string(), &e["model_saw"])).collect();
     let outcomes: Vec<Value> = wire
         .iter()
         .filter(|e| e["event"] == "outcome")
         .map(|o| {
+            let model_saw = later.get(&o["step"].to_string()).copied().unwrap_or(&o["model_saw"]);
             json!({
                 "step": o["step"],
                 "prompted": o["prompted"],
                 "answer": o["answer"],
                 "persist": o["persist"],
                 "item_status": o["item_status"],
-                "model_saw": texts(&o["model_saw"]).join("\n").lines().map(|l| format!("{l}\n")).collect::<String>(),
+                "model_saw": texts(model_saw).join("\n").lines().map(|l| format!("{l}\n")).collect::<String>(),
                 "blocks": if o["mcp_result"].is_null() { Value::Null } else { json!(texts(&o["mcp_result"]["content"])) },
             })
         })
