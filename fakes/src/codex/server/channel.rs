@@ -166,12 +166,18 @@ fn classify(reply: &Option<Reply>, judge: impl Fn(&Value) -> Option<&'static str
 }
 
 pub fn classify_elicitation(reply: &Option<Reply>) -> &'static str {
-    classify(reply, |r| match r.get("action").and_then(Value::as_str) {
+    classify(reply, elicitation_answer)
+}
+
+/// The answer an elicitation's result gives, None when it is none of the
+/// actions Codex knows.
+pub fn elicitation_answer(result: &Value) -> Option<&'static str> {
+    match result.get("action").and_then(Value::as_str) {
         Some("accept") => Some("accept"),
         Some("decline") => Some("decline"),
         Some("cancel") => Some("cancel"),
         _ => None,
-    })
+    }
 }
 
 pub fn classify_decision(reply: &Option<Reply>) -> &'static str {

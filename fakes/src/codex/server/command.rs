@@ -72,14 +72,13 @@ impl Turn<'_> {
         let cancelled = answer == "cancel";
         let raw = reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}));
         let saw = if cancelled { Value::Null } else { json!(model_saw) };
-        if cancelled {
-            let mut state: State = self.script.load_state();
-            state.aborted.push((thread_id.clone(), step));
-            self.script.save_state(&state);
-        }
         self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/commandExecution/requestApproval", "prompted": true,
                                 "answer": answer, "reply": raw, "item_status": status, "model_saw": saw}));
         if cancelled {
+            // The model is shown the aborted command at the thread's next turn.
+            let mut state: State = self.script.load_state();
+            state.aborted.push((thread_id, step));
+            self.script.save_state(&state);
             // The response that asked for the command still reports its usage.
             self.model_responded(ctx);
             return Ended::Cancelled;

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use self::channel::Channel;
-pub use self::channel::decision_answer;
+pub use self::channel::{decision_answer, elicitation_answer};
 use self::rollout::Rollout;
 use self::thread::{new_thread_id, target, Thread};
 use self::turn::Turn;

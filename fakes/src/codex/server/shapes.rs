@@ -104,7 +104,8 @@ pub fn startup_status(profile: &Profile, thread_id: &str, name: &str, status: &s
 /// A turn object; `times` are startedAt and completedAt (seconds) and durationMs.
 pub fn turn_object(profile: &Profile, id: &str, items: Value, status: &str, times: [Value; 3]) -> Value {
     let [started, completed, duration] = times;
-    let view = if status == "inProgress" { "notLoaded" } else { "summary" };
+    // An interrupted turn's items are not loaded either (measured on a cancelled command).
+    let view = if matches!(status, "inProgress" | "interrupted") { "notLoaded" } else { "summary" };
     let mut t = json!({"id": id, "items": items, "itemsView": view, "status": status, "error": null,
                        "startedAt": started, "completedAt": completed, "durationMs": duration});
     if profile.turn_has_root_turn_id() {

@@ -144,8 +144,7 @@ impl Turn<'_> {
     fn interrupted(&mut self, ctx: &Value, times: [Value; 3]) {
         let thread_id = self.thread.id.clone();
         self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "idle"}}));
-        let mut done = shapes::turn_object(&self.profile, ctx["turnId"].as_str().unwrap_or(""), json!([]), "interrupted", times);
-        done["itemsView"] = json!("notLoaded");
+        let done = shapes::turn_object(&self.profile, ctx["turnId"].as_str().unwrap_or(""), json!([]), "interrupted", times);
         self.thread.rollout.event("turn_aborted", json!({"turn": done}));
         self.channel.notify("turn/completed", json!({"threadId": thread_id, "turn": done}));
     }

@@ -399,11 +399,7 @@ fn command_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMap<Stri
         let process = ask.or(ended).map_or(Value::Null, process_of);
         let answer = ask.map(|ask| {
             let reply = wire.iter().find(|e| process_of(e) == process && e["dir"] == "c2s" && e["msg"]["id"] == ask["msg"]["id"] && e["msg"].get("method").is_none());
-            match reply.map(|r| &r["msg"]) {
-                None => "none",
-                Some(m) if m.get("error").is_some() => "error",
-                Some(m) => fakes::codex::decision_answer(&m["result"]).unwrap_or("malformed"),
-            }
+            reply.map_or("none", |r| reply_answer(&r["msg"], fakes::codex::decision_answer))
         });
         out.push(json!({"event": "outcome", "derived": true, "step": i, "method": "item/commandExecution/requestApproval", "prompted": ask.is_some(),
                         "answer": answer, "item_status": ended.map_or(Value::Null, |e| e["msg"]["params"]["item"]["status"].clone()),
@@ -423,16 +419,17 @@ fn exec_item(wire: &[Value], server: &str, tool: &str, arguments: &Value) -> Opt
     })
 }
 
-fn classify_elicitation_reply(msg: &Value) -> &'static str {
+/// A client's reply to a server request, read as the fake Codex reads it:
+/// a JSON-RPC error, what `judge` makes of the result, or malformed.
+fn reply_answer(msg: &Value, judge: fn(&Value) -> Option<&'static str>) -> &'static str {
     if msg.get("error").is_some() {
         return "error";
     }
-    match msg.pointer("/result/action").and_then(Value::as_str) {
-        Some("accept") => "accept",
-        Some("decline") => "decline",
-        Some("cancel") => "cancel",
-        _ => "malformed",
-    }
+    msg.get("result").and_then(judge).unwrap_or("malformed")
+}
+
+fn classify_elicitation_reply(msg: &Value) -> &'static str {
+    reply_answer(msg, fakes::codex::elicitation_answer)
 }
 
 #[cfg(test)]

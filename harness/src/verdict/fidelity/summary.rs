@@ -11,13 +11,13 @@ pub fn summarize(obs: &Observations) -> Value {
     let wire = &obs.provider.transcript;
     // What the model was shown of a step later than its outcome was written
     // (the fake Codex: a cancelled command, at the thread's next turn).
-    let later: std::collections::BTreeMap<String, &Value> =
-        wire.iter().filter(|e| e["event"] == "model_saw").map(|e| (e["step"].to_string(), &e["model_saw"])).collect();
+    let later: std::collections::BTreeMap<u64, &Value> =
+        wire.iter().filter(|e| e["event"] == "model_saw").filter_map(|e| Some((e["step"].as_u64()?, &e["model_saw"]))).collect();
     let outcomes: Vec<Value> = wire
         .iter()
         .filter(|e| e["event"] == "outcome")
         .map(|o| {
-            let model_saw = later.get(&o["step"].to_string()).copied().unwrap_or(&o["model_saw"]);
+            let model_saw = o["step"].as_u64().and_then(|s| later.get(&s)).copied().unwrap_or(&o["model_saw"]);
             json!({
                 "step": o["step"],
                 "prompted": o["prompted"],
