@@ -143,16 +143,31 @@ pub fn process_of(entry: &Value) -> Value {
     entry.get(PROCESS).cloned().unwrap_or(Value::Null)
 }
 
-/// Reads a JSONL file written by a [`Recorder`], skipping a torn last line.
+/// Reads a JSONL file written by [`Recorder`]s. A process killed in the
+/// middle of a record leaves it torn: the kernel stops a write to a file
+/// at a page boundary once SIGKILL is pending, so the next record, often
+/// another process's, is appended to the same line. The torn part is lost;
+/// the record after it is kept (seen as a lost `launch` of a relaunched
+/// fake Codex whose predecessor the driver had just killed).
 pub fn read_jsonl(path: &Path) -> io::Result<Vec<Value>> {
     let text = std::fs::read_to_string(path)?;
-    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    Ok(text.lines().filter_map(record).collect())
+}
+
+/// The record on a line: the whole line, or the first record starting after
+/// a torn one (at an object opening `{"` from which the rest parses).
+fn record(line: &str) -> Option<Value> {
+    if let Ok(v) = serde_json::from_str(line) {
+        return Some(v);
+    }
+    line.match_indices("{\"").skip(1).find_map(|(at, _)| serde_json::from_str::<Value>(&line[at..]).ok().filter(Value::is_object))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Cursor;
+    use serde_json::json;
 
     #[test]
     fn reads_lines_and_flags_garbage_and_overlong() {
@@ -163,6 +178,17 @@ mod tests {
         assert!(matches!(read_line(&mut r, 12).unwrap(), Line::TooLong { len: 17 }));
         assert_eq!(read_line(&mut r, 12).unwrap(), Line::Json(serde_json::json!({"b":2})));
         assert_eq!(read_line(&mut r, 12).unwrap(), Line::Eof);
+    }
+
+    #[test]
+    fn a_record_after_a_torn_one_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let torn = r#"{"dir":"s2c","msg":{"method":"thread/started","params":{"path":"/tmp/x/home/sess"#;
+        let next = r#"{"event":"launch","pid":8,"argv":["app-server"]}"#;
+        std::fs::write(&path, format!("{{\"pid\":7}}\n{torn}{next}\n{{\"pid\":8}}\n{torn}\n")).unwrap();
+        let records = read_jsonl(&path).unwrap();
+        assert_eq!(records, vec![json!({"pid": 7}), serde_json::from_str::<Value>(next).unwrap(), json!({"pid": 8})]);
     }
 
     #[test]
