@@ -70,11 +70,12 @@ impl Handler for Model {
 }
 
 /// A function call the mock model makes: an MCP tool (step, server, tool,
-/// arguments), or on Codex the shell command of a `command` request step,
-/// whose approval prompt the CLI then sends.
+/// arguments), or on Codex the shell command of a `command` request step or
+/// the patch of a `file_change` one, whose approval prompt the CLI then sends.
 enum Call {
     Tool(usize, String, String, Value),
     Command(usize),
+    Patch(usize),
 }
 
 fn calls(turn: Option<&Turn>, commands: bool) -> Vec<Call> {
@@ -84,6 +85,7 @@ fn calls(turn: Option<&Turn>, commands: bool) -> Vec<Call> {
             .filter_map(|a| match a {
                 Action::ToolCall { step, server, tool, arguments } => Some(Call::Tool(*step, server.clone(), tool.clone(), arguments.clone())),
                 Action::Request { step, request: RequestKind::Command, raised_by: None, .. } if commands => Some(Call::Command(*step)),
+                Action::Request { step, request: RequestKind::FileChange, raised_by: None, .. } if commands => Some(Call::Patch(*step)),
                 _ => None,
             })
             .collect()
@@ -97,6 +99,25 @@ fn calls(turn: Option<&Turn>, commands: bool) -> Vec<Call> {
 pub fn command_call_arguments() -> Value {
     json!({"cmd": COMMAND, "sandbox_permissions": "require_escalated", "justification": COMMAND_REASON})
 }
+
+/// The `exec_command` call of a file_change request: `apply_patch` as a
+/// shell command, which Codex takes over as a patch (no release 0.146.1..
+/// 0.171.0 offers the mock model an apply_patch tool). The patch adds
+/// [`patch_file`]; writing under a read-only sandbox is what makes Codex
+/// ask the client first.
+pub fn patch_call_arguments(step: usize) -> Value {
+    let patch = format!("*** Begin Patch\n*** Add File: {}\n+{PATCH_LINE}\n*** End Patch\n", patch_file(step));
+    json!({"cmd": format!("apply_patch <<'EOF'\n{patch}EOF\n")})
+}
+
+/// The file a file_change request step adds (relative to the thread's cwd):
+/// one per step, so no patch finds its file already there.
+pub fn patch_file(step: usize) -> String {
+    format!("step-{step}.txt")
+}
+
+/// The one line of the file a patch adds.
+pub const PATCH_LINE: &str = "approved";
 
 /// The command a command request step runs once accepted: harmless, and
 /// its output known.
@@ -127,6 +148,8 @@ impl Model {
         let item = match calls.get(done) {
             Some(Call::Command(step)) => json!({"type": "function_call", "call_id": format!("call_{step}"), "name": "exec_command",
                                                 "arguments": command_call_arguments().to_string()}),
+            Some(Call::Patch(step)) => json!({"type": "function_call", "call_id": format!("call_{step}"), "name": "exec_command",
+                                              "arguments": patch_call_arguments(*step).to_string()}),
             Some(Call::Tool(step, server, tool, arguments)) => {
                 let (namespace, name) = resolve_openai_tool(&body["tools"], server, tool);
                 let mut item = json!({"type": "function_call", "call_id": format!("call_{step}"), "name": name,

@@ -4,8 +4,9 @@
 //! global policy, host answers, repeated calls within and across turns,
 //! attach/detach, resume, secret rotation, policy changes and reordering;
 //! on Codex, stdio tools that ask their own question (`elicits`), answered
-//! like the call that runs them, and shell commands outside the sandbox,
-//! whose approval the host answers.
+//! like the call that runs them, and shell commands outside the sandbox and
+//! file changes under the read-only sandbox, whose approval the host
+//! answers.
 //! Every case is written as scenario text and read back through the
 //! scenario loader, so it is a valid scenario; it has no steps a real CLI
 //! cannot be made to perform. Its expectations are empty: a generated case
@@ -52,10 +53,10 @@ pub struct ToolCase {
 /// Which revision of the generator made a provider's cases: it goes up
 /// whenever the cases a seed gives change, so the agreement log counts only
 /// runs of the cases it would generate now. Codex 2: tools that elicit;
-/// Codex 3: command requests.
+/// Codex 3: command requests; Codex 4: file change requests.
 pub fn revision(provider: Provider) -> u32 {
     match provider {
-        Provider::Codex => 3,
+        Provider::Codex => 4,
         _ => 1,
     }
 }
@@ -83,6 +84,9 @@ pub enum StepCase {
     /// Codex: the model asks to run a shell command outside the sandbox,
     /// which Codex asks the client to approve; the host's answer.
     Command { host: Option<&'static str> },
+    /// Codex: the model adds a file with `apply_patch`, which Codex asks
+    /// the client to approve under the read-only sandbox; the host's answer.
+    FileChange { host: Option<&'static str> },
 }
 
 #[derive(Debug, Clone)]
@@ -139,12 +143,13 @@ fn step() -> impl Strategy<Value = StepCase> {
     ]
 }
 
-/// A Codex step: any step, or a command request. Its own strategy, so
-/// Claude Code's cases stay as they were.
+/// A Codex step: any step, a command or a file change request. Its own
+/// strategy, so Claude Code's cases stay as they were.
 fn codex_step() -> impl Strategy<Value = StepCase> {
     prop_oneof![
         10 => step(),
         1 => host().prop_map(|host| StepCase::Command { host }),
+        1 => host().prop_map(|host| StepCase::FileChange { host }),
     ]
 }
 
@@ -214,8 +219,8 @@ impl Case {
         let mut t = String::new();
         let _ = writeln!(t, "id = \"{id}\"\ntitle = \"generated case ({origin})\"\ncovers = []\nprovider = \"{}\"", self.provider.as_str());
         let _ = writeln!(t, "caught_by = []\ngenerated = \"{origin}\"");
-        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. })) {
-            let _ = writeln!(t, "not_in_exec = \"a server's question or a command's approval goes to a client, which codex exec has not\"");
+        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. })) {
+            let _ = writeln!(t, "not_in_exec = \"a server's question or a command's or file change's approval goes to a client, which codex exec has not\"");
         }
         let _ = writeln!(t, "\n[policy]\nglobal = \"{}\"", if self.auto_approve { "auto-approve" } else { "ask" });
         for (i, s) in self.servers.iter().enumerate() {
@@ -272,9 +277,10 @@ impl Case {
                 StepCase::Attach { server: s } => format!("kind = \"attach\"\nserver = \"{}\"", server(*s).1),
                 StepCase::Detach { server: s } => format!("kind = \"detach\"\nserver = \"{}\"", server(*s).1),
                 StepCase::Reorder => "kind = \"reorder_servers\"".into(),
-                StepCase::Command { host } => {
+                StepCase::Command { host } | StepCase::FileChange { host } => {
+                    let request = if matches!(step, StepCase::Command { .. }) { "command" } else { "file_change" };
                     let host = host.map(|h| format!("\nhost = \"{h}\"")).unwrap_or_default();
-                    format!("kind = \"request\"\nrequest = \"command\"\nexpect = {{}}{host}")
+                    format!("kind = \"request\"\nrequest = \"{request}\"\nexpect = {{}}{host}")
                 }
             };
             let _ = writeln!(t, "\n[[steps]]\n{line}");
@@ -325,7 +331,7 @@ mod tests {
     /// then this table): logged agreement counts are of the cases of theirs.
     #[test]
     fn the_cases_change_only_with_the_revision() {
-        for (provider, rev, pinned) in [(Provider::Codex, 3, 10868172266954919366), (Provider::Claude, 1, 18130716173853162555)] {
+        for (provider, rev, pinned) in [(Provider::Codex, 4, 16235665836652176594), (Provider::Claude, 1, 18130716173853162555)] {
             assert_eq!((revision(provider), digest(provider)), (rev, pinned), "{}: cases changed: bump generate::revision and pin the new digest", provider.as_str());
         }
     }
@@ -376,6 +382,8 @@ mod tests {
             "kind = \"reorder_servers\"",
             "elicits = ",
             "raised_by = ",
+            "request = \"command\"",
+            "request = \"file_change\"",
         ]) {
             assert!(all.contains(needle), "no case has `{needle}`");
         }

@@ -325,11 +325,12 @@ pub fn real_run_skip(scenario: &Scenario) -> Option<SkipReason> {
     if !matches!(scenario.provider, Provider::Codex | Provider::Claude) {
         return Some(SkipReason::NeedsFake(format!("no real {} to run", scenario.provider.as_str())));
     }
-    // A server's own elicitation is real: its server sends it; so is a
-    // Codex command approval, for the mock model's escalated shell command.
+    // A server's own elicitation is real: its server sends it; so are a
+    // Codex command or patch approval, for the mock model's escalated shell
+    // command or its apply_patch under the read-only sandbox.
     let real = |s: &Step| match s {
         Step::Request { raised_by: Some(_), .. } => true,
-        Step::Request { request: RequestKind::Command, .. } => scenario.provider == Provider::Codex,
+        Step::Request { request: RequestKind::Command | RequestKind::FileChange, .. } => scenario.provider == Provider::Codex,
         Step::RawRequest { .. } | Step::Request { .. } => false,
         _ => true,
     };

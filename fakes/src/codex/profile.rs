@@ -30,6 +30,7 @@ impl Profile {
         vec![
             ("never_denies_in_cli", self.never_denies_in_cli()),
             ("command_approval_has_kind", self.command_approval_has_kind()),
+            ("turn_diff_after_each_response", self.turn_diff_after_each_response()),
             ("float_priority_breaks", self.float_priority_breaks()),
             ("output_as_input_text_array", self.output_as_input_text_array()),
             ("read_only_wins_over_destructive", self.read_only_wins_over_destructive()),
@@ -78,7 +79,11 @@ impl Profile {
     pub fn values(&self) -> Vec<(&'static str, String)> {
         // Without the version, which every release changes.
         let client = crate::mcp_client::ClientProfile { version: String::new(), ..self.mcp_client() };
-        vec![("command_rejected", self.command_rejected("<command>", "<why>")), ("mcp_client", format!("{client:?}"))]
+        vec![
+            ("command_rejected", self.command_rejected("<command>", "<why>")),
+            ("aborted_by_user", self.aborted_by_user()),
+            ("mcp_client", format!("{client:?}")),
+        ]
     }
 
     /// What `--version` prints.
@@ -101,6 +106,18 @@ impl Profile {
         self.version.at_least(0, 150, 0)
     }
 
+    /// turn/diff/updated, the turn's diff so far once a patch of it was
+    /// applied, follows every model response: up to 0.169.1; from 0.171.0
+    /// (the release after it) only the turn's last (recordings/codex/
+    /// 0.169.1/file-change-requests-go-to-host.json and recordings/codex/
+    /// 0.171.0/file-change-requests-go-to-host.json; with a patch accepted
+    /// before a tool call, recordings/drivers/accept-commands/codex/0.146.1/
+    /// file-change-requests-go-to-host.json and recordings/drivers/
+    /// accept-commands/codex/0.171.0/file-change-requests-go-to-host.json).
+    pub fn turn_diff_after_each_response(&self) -> bool {
+        !self.version.at_least(0, 171, 0)
+    }
+
     /// What the model is told of a command the client refused (`why`): the command
     /// is named up to 0.152.1, not from 0.153.0 (the release after it;
     /// recordings/codex/0.152.1/command-requests-go-to-host.json and
@@ -108,6 +125,16 @@ impl Profile {
     pub fn command_rejected(&self, command: &str, why: &str) -> String {
         let named = if self.version.at_least(0, 153, 0) { String::new() } else { format!(" for `{command}`") };
         format!(r#"exec_command failed{named}: CreateProcess {{ message: "Rejected(\"{why}\")" }}"#)
+    }
+
+    /// What the model is shown, at the thread's next turn, of a command or
+    /// patch whose approval the client cancelled: "aborted by user after
+    /// <secs>s" up to 0.149.1, the wall time first and then "aborted by user"
+    /// from 0.150.0 (the release after it; recordings/labs/codex/0.149.1/
+    /// request-kinds.json and recordings/labs/codex/0.150.0/request-kinds.json,
+    /// `command_cancel`).
+    pub fn aborted_by_user(&self) -> String {
+        if self.version.at_least(0, 150, 0) { "Wall time: 0.0000 seconds\naborted by user".into() } else { "aborted by user after 0.0s".into() }
     }
 
     /// A float `annotations.priority` in a result block fails the item with

@@ -28,10 +28,12 @@ impl Turn<'_> {
                    "aggregatedOutput": output, "exitCode": exit, "durationMs": if status == "completed" { json!(0) } else { Value::Null }})
         };
         self.thread.rollout.write("response_item", json!({"type": "function_call", "call_id": call_id, "name": "exec_command"}));
-        // Under `never` nobody can be asked: refused before any item.
-        if self.thread.approval_policy.as_str() == Some("never") {
+        // Under `never` (or granular without sandbox approval) nobody can be
+        // asked: refused before any item.
+        if let Some(policy) = escalation_refused(&self.thread.approval_policy) {
+            let text = format!("approval policy is {policy}; reject command \u{2014} you cannot ask for escalated permissions if the approval policy is {policy}");
             self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/commandExecution/requestApproval", "prompted": false,
-                                    "answer": null, "item_status": null, "model_saw": NEVER_ESCALATES}));
+                                    "answer": null, "item_status": null, "model_saw": text}));
             self.call_answered(ctx, &call_id);
             return Ended::Answered;
         }
@@ -88,9 +90,24 @@ impl Turn<'_> {
     }
 }
 
-/// What the model is told of an escalated command under approval policy
-/// `never` (the same in 0.146.1 and 0.171.0).
-const NEVER_ESCALATES: &str = "approval policy is Never; reject command \u{2014} you cannot ask for escalated permissions if the approval policy is Never";
+/// The approval policy, as Codex prints it (Rust's Debug), when it lets
+/// nobody be asked to run outside the sandbox: `never`, or granular with
+/// `sandbox_approval` false (absent fields read false). Codex names it in
+/// what it tells the model of a refused command (measured the same in
+/// 0.146.1, 0.150.0, 0.162.0 and 0.171.0).
+pub(super) fn escalation_refused(policy: &Value) -> Option<String> {
+    if policy.as_str() == Some("never") {
+        return Some("Never".into());
+    }
+    let granular = policy.get("granular")?;
+    let flag = |k: &str| granular.get(k).and_then(Value::as_bool).unwrap_or(false);
+    if flag("sandbox_approval") {
+        return None;
+    }
+    let fields = ["sandbox_approval", "rules", "skill_approval", "request_permissions", "mcp_elicitations"];
+    let shown: Vec<String> = fields.iter().map(|k| format!("{k}: {}", flag(k))).collect();
+    Some(format!("Granular(GranularApprovalConfig {{ {} }})", shown.join(", ")))
+}
 
 /// The shell Codex runs commands with: the user's login shell from the
 /// password database, as Codex looks it up.

@@ -4,6 +4,7 @@
 pub(crate) mod call_meta;
 mod channel;
 mod command;
+mod patch;
 mod notices;
 mod rollout;
 pub(crate) mod shapes;
@@ -320,6 +321,7 @@ impl Server {
             call_meta: Default::default(),
             experimental_api: self.experimental_api,
             raised: Vec::new(),
+            patched: Vec::new(),
         };
         turn.play(id, params);
     }

@@ -103,10 +103,17 @@ impl Rollout {
                 (Some("event_msg"), Some("item_completed")) => {
                     h.items_ordinal = Some(ordinal);
                     let mut item = p["item"].clone();
+                    // A command is history only once it ran, and only in
+                    // paginated history (recordings/codex/<V>/
+                    // requests-go-to-host-after-resume.json).
+                    if item["type"] == "commandExecution" && !(profile.thread_history_paginated() && item["status"] == "completed") {
+                        continue;
+                    }
                     if h.preview.is_empty() && item["type"] == "userMessage" {
                         h.preview = item.pointer("/content/0/text").and_then(Value::as_str).unwrap_or("").to_string();
                     }
-                    if !profile.thread_history_paginated() && item["type"] != "mcpToolCall" {
+                    // Legacy history numbers its messages; tool items keep their call ids.
+                    if !profile.thread_history_paginated() && matches!(item["type"].as_str(), Some("userMessage" | "agentMessage")) {
                         legacy_n += 1;
                         item["id"] = json!(format!("item-{legacy_n}"));
                     }

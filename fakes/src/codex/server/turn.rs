@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::call_meta::CallMeta;
-use super::channel::{classify_decision, classify_elicitation, classify_permissions, classify_raw, classify_user_input, Channel, Reply};
+use super::channel::{classify_elicitation, classify_permissions, classify_raw, classify_user_input, Channel, Reply};
 use super::notices::{self, random_uuid};
 use super::shapes::{self, now_ms, ToolFacts, ToolItem};
 use super::thread::{State, Thread};
@@ -34,10 +34,9 @@ pub struct Turn<'a> {
     /// This turn's elicitations its MCP servers send themselves: (step of
     /// the call that raises it, its request step).
     pub raised: Vec<(usize, usize)>,
+    /// Files this turn's accepted patches added (`patch.rs`), in order.
+    pub patched: Vec<String>,
 }
-
-/// What the model is shown of a cancelled command (`command.rs`).
-pub(crate) const ABORTED: &str = "Wall time: 0.0000 seconds\naborted by user";
 
 /// How a command request ended for the turn (`command.rs`).
 pub(crate) enum Ended {
@@ -62,10 +61,10 @@ impl Turn<'_> {
         let (shown, kept): (Vec<_>, Vec<_>) = state.aborted.drain(..).partition(|(t, _)| *t == thread_id);
         state.aborted = kept;
         self.script.save_state(&state);
-        // Real Codex puts a cancelled command's output in the thread's
-        // history as "aborted by user": the model sees it when next asked.
+        // Real Codex puts a cancelled command's or patch's output in the
+        // thread's history as "aborted by user": the model sees it when next asked.
         for (_, step) in shown {
-            self.rec.record(&json!({"event": "model_saw", "step": step, "model_saw": ABORTED}));
+            self.rec.record(&json!({"event": "model_saw", "step": step, "model_saw": self.profile.aborted_by_user()}));
         }
         let turn_id = format!("turn-{index}");
         let first_unread = self.thread.first_turn.get_or_insert_with(|| turn_id.clone()).clone();
@@ -91,7 +90,7 @@ impl Turn<'_> {
         // The model answers each tool call's output with one more response.
         let calls = actions
             .iter()
-            .filter(|a| matches!(a, Action::ToolCall { .. } | Action::Request { request: RequestKind::Command, raised_by: None, .. }))
+            .filter(|a| matches!(a, Action::ToolCall { .. } | Action::Request { request: RequestKind::Command | RequestKind::FileChange, raised_by: None, .. }))
             .count();
         self.raised = actions
             .iter()
@@ -106,9 +105,13 @@ impl Turn<'_> {
             }
             match action {
                 Action::ToolCall { step, server, tool, arguments } => self.tool_call(&ctx, step, &server, &tool, &arguments),
-                // The model's own command: a cancelled prompt ends the turn.
-                Action::Request { step, request: RequestKind::Command, raised_by: None, .. } => {
-                    if let Ended::Cancelled = self.command_request(&ctx, step) {
+                // The model's own command or patch: a cancelled prompt ends the turn.
+                Action::Request { step, request: request @ (RequestKind::Command | RequestKind::FileChange), raised_by: None, .. } => {
+                    let ended = match request {
+                        RequestKind::Command => self.command_request(&ctx, step),
+                        _ => self.patch_request(&ctx, step),
+                    };
+                    if let Ended::Cancelled = ended {
                         let times = [started_at, json!(now_ms() / 1000), json!(started.elapsed().as_millis() as u64)];
                         return self.interrupted(&ctx, times);
                     }
@@ -127,7 +130,7 @@ impl Turn<'_> {
         self.item_started(&ctx, msg.clone(), msg_started);
         let msg = self.item_completed(&ctx, msg, msg_started);
         self.thread.rollout.write("response_item", json!({"type": "message", "role": "assistant"}));
-        self.model_responded(&ctx);
+        self.response_done(&ctx, true);
         if self.experimental_api && self.profile.reports_read_state() {
             let state = json!({"firstUnread": {"type": "turn", "turnId": first_unread}, "revision": random_uuid()});
             self.channel.notify("thread/readState/changed", json!({"threadId": thread_id, "readState": state}));
@@ -210,8 +213,8 @@ impl Turn<'_> {
         let item_id = format!("item-{step}");
         let mut params = ctx.clone();
         let extra = match kind {
-            RequestKind::Command => json!({"itemId": item_id, "startedAtMs": now, "command": "rm -rf build", "cwd": "/tmp", "reason": "clean the build directory"}),
-            RequestKind::FileChange => json!({"itemId": item_id, "startedAtMs": now, "reason": "edit README.md", "grantRoot": null}),
+            // Played as the model's own calls (command.rs, patch.rs).
+            RequestKind::Command | RequestKind::FileChange => return,
             RequestKind::Permissions => json!({"itemId": item_id, "startedAtMs": now, "cwd": "/tmp", "reason": "needs network", "permissions": {"network": {"enabled": true}}}),
             RequestKind::UserInput => json!({"itemId": item_id, "isBlocking": true, "questions": [{"id": "q1", "header": "Choice", "question": "Which branch?"}]}),
             RequestKind::UrlElicitation => json!({"serverName": server.unwrap_or(""), "mode": "url", "elicitationId": format!("el-{step}"), "url": "https://example.invalid/consent", "message": "Open this page to sign in", "_meta": null}),
@@ -221,8 +224,7 @@ impl Turn<'_> {
             p.extend(e.clone());
         }
         let method = match kind {
-            RequestKind::Command => "item/commandExecution/requestApproval",
-            RequestKind::FileChange => "item/fileChange/requestApproval",
+            RequestKind::Command | RequestKind::FileChange => return,
             RequestKind::Permissions => "item/permissions/requestApproval",
             RequestKind::UserInput => "item/tool/requestUserInput",
             RequestKind::UrlElicitation | RequestKind::FormElicitation => "mcpServer/elicitation/request",
@@ -230,7 +232,7 @@ impl Turn<'_> {
         self.call_meta.asked_user();
         let reply = self.channel.ask(&self.thread.id, method, params);
         let answer = match kind {
-            RequestKind::Command | RequestKind::FileChange => classify_decision(&reply),
+            RequestKind::Command | RequestKind::FileChange => return,
             RequestKind::Permissions => classify_permissions(&reply),
             RequestKind::UserInput => classify_user_input(&reply),
             RequestKind::UrlElicitation | RequestKind::FormElicitation => classify_elicitation(&reply),
@@ -312,7 +314,16 @@ impl Turn<'_> {
     /// The call's output goes back to the model, which responds.
     pub(super) fn call_answered(&mut self, ctx: &Value, call_id: &str) {
         self.thread.rollout.write("response_item", json!({"type": "function_call_output", "call_id": call_id}));
+        self.response_done(ctx, false);
+    }
+
+    /// A model response the turn goes on from (`last`: the turn's final
+    /// one): its usage, then the turn's diff once a patch was applied.
+    fn response_done(&mut self, ctx: &Value, last: bool) {
         self.model_responded(ctx);
+        if !self.patched.is_empty() && (last || self.profile.turn_diff_after_each_response()) {
+            self.turn_diff(ctx);
+        }
     }
 
     /// The call's outcome, and the server's result as the provider got it

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use fakes::claude::profile::{model_tool_name, sanitize_name, NOT_GRANTED, NO_SUCH_TOOL};
 use fakes::claude::rules::{parse_prompt_answer, PromptAnswer};
 use fakes::claude::can_use_tool;
+use fakes::script::RequestKind;
 use fakes::version::Version;
 use fakes::wire::{process_of, read_jsonl, PROCESS};
 use serde_json::{json, Value};
@@ -312,7 +313,7 @@ pub fn derive_outcomes(scenario: &Scenario, dir: &Path, transcript: &Path) {
         }));
     }
     outcomes.extend(raised_outcomes(scenario, &wire));
-    outcomes.extend(command_outcomes(scenario, &wire, &outputs));
+    outcomes.extend(shell_request_outcomes(scenario, &wire, &outputs));
     if let Some(rec) = rec {
         threads.iter().chain(outcomes.iter()).for_each(|e| rec.record(e));
     }
@@ -380,19 +381,24 @@ fn raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
     out
 }
 
-/// The outcome of each `command` request step: the approval Codex asked
-/// for the mock model's command `call_<step>`, the client's reply in the
-/// same process, the item's end and what the model was told.
-fn command_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMap<String, Value>) -> Vec<Value> {
+/// The outcome of each `command` or `file_change` request step: the
+/// approval Codex asked for the mock model's command or patch `call_<step>`,
+/// the client's reply in the same process, the item's end and what the
+/// model was told.
+fn shell_request_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMap<String, Value>) -> Vec<Value> {
     let mut out = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
-        let Step::Request { request: fakes::script::RequestKind::Command, raised_by: None, .. } = step else { continue };
+        let method = match step {
+            Step::Request { request: RequestKind::Command, raised_by: None, .. } => "item/commandExecution/requestApproval",
+            Step::Request { request: RequestKind::FileChange, raised_by: None, .. } => "item/fileChange/requestApproval",
+            _ => continue,
+        };
         let call_id = format!("call_{i}");
         let is_item = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == "item/completed" && e["msg"]["params"]["item"]["id"] == json!(call_id);
-        let asked = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == "item/commandExecution/requestApproval" && e["msg"]["params"]["itemId"] == json!(call_id);
+        let asked = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == method && e["msg"]["params"]["itemId"] == json!(call_id);
         let ended = wire.iter().find(is_item);
         let ask = wire.iter().find(asked);
-        // A command the model never asked for (the turn ended first) has no outcome.
+        // A command or patch the model never asked for (the turn ended first) has no outcome.
         if ended.is_none() && ask.is_none() && !outputs.contains_key(&call_id) {
             continue;
         }
@@ -401,7 +407,7 @@ fn command_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMap<Stri
             let reply = wire.iter().find(|e| process_of(e) == process && e["dir"] == "c2s" && e["msg"]["id"] == ask["msg"]["id"] && e["msg"].get("method").is_none());
             reply.map_or("none", |r| reply_answer(&r["msg"], fakes::codex::decision_answer))
         });
-        out.push(json!({"event": "outcome", "derived": true, "step": i, "method": "item/commandExecution/requestApproval", "prompted": ask.is_some(),
+        out.push(json!({"event": "outcome", "derived": true, "step": i, "method": method, "prompted": ask.is_some(),
                         "answer": answer, "item_status": ended.map_or(Value::Null, |e| e["msg"]["params"]["item"]["status"].clone()),
                         "model_saw": outputs.get(&call_id).cloned().unwrap_or(Value::Null), PROCESS: process}));
     }

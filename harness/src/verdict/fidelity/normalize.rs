@@ -62,6 +62,7 @@ const TEXT: &[(&str, &str, &str)] = &[
     (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "<time>", "wall-clock timestamps"),
     (r"\d{4}/\d\d/\d\d/rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d", "<date>/rollout-<time>", "Codex names rollout files by date and time"),
     (r"Wall time: [0-9.]+", "Wall time: <T>", "Codex tells the model how long a tool took"),
+    (r"aborted by user after [0-9.]+s", "aborted by user after <T>s", "up to 0.149.1 Codex tells the model how long a cancelled command ran"),
     (r"Chunk ID: [0-9a-f]+", "Chunk ID: <chunk>", "Codex names each piece of a command's output it shows the model at random"),
     (r"cc-socks/\d+\.sock", "cc-socks/<pid>.sock", "Claude Code names its socket by process id"),
     (r"^[0-9a-f]{8}:(\d+)$", "<sdk-run>:$1", "Claude Code 2.1.326 prefixes its SDK servers' message ids with a random 8-hex run id"),
