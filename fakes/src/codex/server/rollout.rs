@@ -121,7 +121,9 @@ impl Rollout {
                         items.push(item);
                     }
                 }
-                (Some("event_msg"), Some("task_complete")) => {
+                // An interrupted turn is history too, with the items it got to
+                // (recordings/codex/0.146.1/gen-21-21-min.json).
+                (Some("event_msg"), Some("task_complete" | "turn_aborted")) => {
                     if let Some(t) = h.turns.last_mut() {
                         let items = t["items"].take();
                         *t = p["turn"].clone();
@@ -184,17 +186,22 @@ mod tests {
         r.event("item_completed", json!({"item": {"type": "mcpToolCall", "id": "call_0"}}));
         r.event("item_completed", json!({"item": {"type": "agentMessage", "id": "m"}}));
         r.event("task_complete", json!({"turn": {"id": "turn-0", "status": "completed"}}));
+        r.event("task_started", json!({"turn": {"id": "turn-1", "items": []}}));
+        r.event("item_completed", json!({"item": {"type": "mcpToolCall", "id": "call_1"}}));
+        r.event("turn_aborted", json!({"turn": {"id": "turn-1", "status": "interrupted", "itemsView": "notLoaded"}}));
         let found = Rollout::find(&dir, "t-1").expect("found by thread id");
         assert!(Rollout::find(&dir, "t-2").is_none());
         let legacy = found.history(&Profile { version: Version::new(0, 146, 0) });
         let ids: Vec<&Value> = legacy.turns[0]["items"].as_array().unwrap().iter().map(|i| &i["id"]).collect();
         assert_eq!(ids, [&json!("item-1"), &json!("call_0"), &json!("item-2")]);
         let paged = found.history(&Profile { version: Version::new(0, 153, 4) });
-        assert_eq!((paged.turns_ordinal, paged.items_ordinal), (Some(1), Some(4)));
-        assert_eq!((paged.preview.as_str(), paged.last_turn_id()), ("hi", Some("turn-0")));
+        assert_eq!((paged.turns_ordinal, paged.items_ordinal), (Some(6), Some(7)));
+        assert_eq!((paged.preview.as_str(), paged.last_turn_id()), ("hi", Some("turn-1")));
         assert_eq!(paged.turns[0]["items"][2]["id"], "m");
         assert_eq!(paged.turns[0]["itemsView"], "full");
         assert_eq!(paged.turns[0]["status"], "completed");
+        assert_eq!((&paged.turns[1]["status"], &paged.turns[1]["itemsView"]), (&json!("interrupted"), &json!("full")));
+        assert_eq!(paged.turns[1]["items"][0]["id"], "call_1");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
