@@ -32,10 +32,7 @@ impl Turn<'_> {
         // asked: refused before any item.
         if let Some(policy) = escalation_refused(&self.thread.approval_policy) {
             let text = format!("approval policy is {policy}; reject command \u{2014} you cannot ask for escalated permissions if the approval policy is {policy}");
-            self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/commandExecution/requestApproval", "prompted": false,
-                                    "answer": null, "item_status": null, "model_saw": text}));
-            self.call_answered(ctx, &call_id);
-            return Ended::Answered;
+            return self.refused_unasked(ctx, step, "item/commandExecution/requestApproval", &call_id, &text);
         }
         let thread_id = self.thread.id.clone();
         self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}));
@@ -86,6 +83,15 @@ impl Turn<'_> {
             return Ended::Cancelled;
         }
         self.call_answered(ctx, &call_id);
+        Ended::Answered
+    }
+
+    /// A request nobody may be asked is refused before any item; the model
+    /// is told why.
+    pub(super) fn refused_unasked(&mut self, ctx: &Value, step: usize, method: &str, call_id: &str, model_saw: &str) -> Ended {
+        self.rec.record(&json!({"event": "outcome", "step": step, "method": method, "prompted": false,
+                                "answer": null, "item_status": null, "model_saw": model_saw}));
+        self.call_answered(ctx, call_id);
         Ended::Answered
     }
 }

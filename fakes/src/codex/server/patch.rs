@@ -30,10 +30,7 @@ impl Turn<'_> {
         // Nobody may be asked (`never`, or granular without sandbox
         // approval): refused before any item.
         if escalation_refused(&self.thread.approval_policy).is_some() {
-            self.rec.record(&json!({"event": "outcome", "step": step, "method": METHOD, "prompted": false,
-                                    "answer": null, "item_status": null, "model_saw": REFUSED}));
-            self.call_answered(ctx, &call_id);
-            return Ended::Answered;
+            return self.refused_unasked(ctx, step, METHOD, &call_id, REFUSED);
         }
         let thread_id = self.thread.id.clone();
         let started_ms = now_ms();
