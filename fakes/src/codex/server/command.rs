@@ -74,16 +74,23 @@ impl Turn<'_> {
         self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/commandExecution/requestApproval", "prompted": true,
                                 "answer": answer, "reply": raw, "item_status": status, "model_saw": saw}));
         if cancelled {
-            // The model is shown the aborted command at the thread's next turn.
-            let mut state: State = self.script.load_state();
-            state.aborted.push((thread_id, step));
-            self.script.save_state(&state);
-            // The response that asked for the command still reports its usage.
-            self.model_responded(ctx);
-            return Ended::Cancelled;
+            return self.cancelled(ctx, step, &call_id);
         }
         self.call_answered(ctx, &call_id);
         Ended::Answered
+    }
+
+    /// A command or patch whose prompt the client cancelled: its call gets
+    /// an output, the response that asked for it still reports its usage
+    /// (both in the rollout, measured on 0.151.0), and the model is shown
+    /// the aborted call at the thread's next turn.
+    pub(super) fn cancelled(&mut self, ctx: &Value, step: usize, call_id: &str) -> Ended {
+        let mut state: State = self.script.load_state();
+        state.aborted.push((self.thread.id.clone(), step));
+        self.script.save_state(&state);
+        self.thread.rollout.write("response_item", json!({"type": "function_call_output", "call_id": call_id}));
+        self.model_responded(ctx);
+        Ended::Cancelled
     }
 
     /// A request nobody may be asked is refused before any item; the model

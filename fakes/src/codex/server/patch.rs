@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use super::channel::classify_decision;
 use super::command::escalation_refused;
 use super::shapes::now_ms;
-use super::thread::State;
 use super::turn::{Ended, Turn};
 use crate::model::{patch_file, PATCH_LINE};
 
@@ -46,12 +45,7 @@ impl Turn<'_> {
         if answer == "cancel" {
             self.rec.record(&json!({"event": "outcome", "step": step, "method": METHOD, "prompted": true,
                                     "answer": answer, "reply": raw, "item_status": null, "model_saw": null}));
-            // Shown to the model at the thread's next turn, as a cancelled command is.
-            let mut state: State = self.script.load_state();
-            state.aborted.push((thread_id, step));
-            self.script.save_state(&state);
-            self.model_responded(ctx);
-            return Ended::Cancelled;
+            return self.cancelled(ctx, step, &call_id);
         }
         let (status, model_saw) = match answer {
             "accept" | "accept-for-session" | "accept-with-amendment" => {

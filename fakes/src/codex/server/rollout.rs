@@ -103,10 +103,10 @@ impl Rollout {
                 (Some("event_msg"), Some("item_completed")) => {
                     h.items_ordinal = Some(ordinal);
                     let mut item = p["item"].clone();
-                    // A command is history only once it ran, and only in
-                    // paginated history (recordings/codex/<V>/
+                    // Commands (the rollout keeps those that ran) are history
+                    // only when it is paginated (recordings/codex/<V>/
                     // requests-go-to-host-after-resume.json).
-                    if item["type"] == "commandExecution" && !(profile.thread_history_paginated() && item["status"] == "completed") {
+                    if item["type"] == "commandExecution" && !profile.thread_history_paginated() {
                         continue;
                     }
                     if h.preview.is_empty() && item["type"] == "userMessage" {

@@ -148,6 +148,8 @@ impl Turn<'_> {
         let thread_id = self.thread.id.clone();
         self.channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "idle"}}));
         let done = shapes::turn_object(&self.profile, ctx["turnId"].as_str().unwrap_or(""), json!([]), "interrupted", times);
+        // Real Codex notes the interruption for the model as a user message.
+        self.thread.rollout.write("response_item", json!({"type": "message", "role": "user"}));
         self.thread.rollout.event("turn_aborted", json!({"turn": done}));
         self.channel.notify("turn/completed", json!({"threadId": thread_id, "turn": done}));
     }
@@ -195,7 +197,11 @@ impl Turn<'_> {
     pub(super) fn item_completed(&mut self, ctx: &Value, item: Value, started_ms: u64) -> Value {
         let params = shapes::item_completed(&self.profile, ctx, item, started_ms);
         let item = params["item"].clone();
-        self.thread.rollout.event("item_completed", json!({"item": item}));
+        // A command is kept in the rollout only once it ran (measured on
+        // 0.151.0: a declined or cancelled one leaves no item line).
+        if item["type"] != "commandExecution" || item["status"] == "completed" {
+            self.thread.rollout.event("item_completed", json!({"item": item}));
+        }
         self.channel.notify("item/completed", params);
         item
     }
