@@ -83,8 +83,9 @@ fn text_rules() -> &'static [(Regex, &'static str)] {
 
 /// Normalizes the values of one run's conversations.
 pub struct Normalizer {
-    /// (text, replacement), longest first: run directory, secrets, ids.
-    literal: Vec<(String, String)>,
+    /// (text, replacement, whole token only), longest first: run
+    /// directory, secrets, ids.
+    literal: Vec<(String, String, bool)>,
     counters: BTreeMap<&'static str, usize>,
     host: Option<String>,
     /// The fake MCP server's program and leading arguments.
@@ -99,17 +100,17 @@ impl Normalizer {
         let mut literal = Vec::new();
         if !run.is_empty() {
             // Claude Code names per-project folders after the path, `/` -> `-`.
-            literal.push((run.to_string(), "<run>".to_string()));
-            literal.push((run.replace('/', "-"), "<run>".to_string()));
+            literal.push((run.to_string(), "<run>".to_string(), false));
+            literal.push((run.replace('/', "-"), "<run>".to_string(), false));
         }
-        literal.extend(secrets.iter().filter(|s| !s.is_empty()).map(|s| (s.clone(), "<secret>".to_string())));
+        literal.extend(secrets.iter().filter(|s| !s.is_empty()).map(|s| (s.clone(), "<secret>".to_string(), false)));
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
         if !fake_mcp.0.is_empty() {
-            literal.push((fake_mcp.0.clone(), "<fake-mcp>".to_string()));
+            literal.push((fake_mcp.0.clone(), "<fake-mcp>".to_string(), false));
             // The same in a TOML `-c mcp_servers.S.args=[...]` value.
             if !fake_mcp.1.is_empty() {
                 let quoted: Vec<String> = fake_mcp.1.iter().map(|a| format!("{a:?}, ")).collect();
-                literal.push((format!("args=[{}", quoted.concat()), "args=[".to_string()));
+                literal.push((format!("args=[{}", quoted.concat()), "args=[".to_string(), false));
             }
         }
         literal.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
@@ -141,12 +142,14 @@ impl Normalizer {
 
     fn id(&mut self, kind: &'static str, value: &str) {
         // Short values ("0", "") would match inside unrelated text.
-        if value.len() < 4 || self.literal.iter().any(|(l, _)| l == value) {
+        if value.len() < 4 || self.literal.iter().any(|(l, ..)| l == value) {
             return;
         }
         let n = self.counters.entry(kind).or_insert(0);
         *n += 1;
-        self.literal.push((value.to_string(), format!("<{kind} {n}>")));
+        // An id is a whole token: a process id's digits inside a UUID are
+        // not that process (codex 0.152.1 seed 21 case 105 read as flaky).
+        self.literal.push((value.to_string(), format!("<{kind} {n}>"), true));
         // Longest first, so an id never matches inside a longer one.
         self.literal.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
     }
@@ -195,10 +198,11 @@ impl Normalizer {
     /// Every text rule applied to one string.
     pub fn text(&self, s: &str) -> String {
         let mut out = s.to_string();
-        for (lit, with) in &self.literal {
-            if out.contains(lit.as_str()) {
-                out = out.replace(lit.as_str(), with);
+        for (lit, with, whole) in &self.literal {
+            if !out.contains(lit.as_str()) {
+                continue;
             }
+            out = if *whole { replace_tokens(&out, lit, with) } else { out.replace(lit.as_str(), with) };
         }
         for (re, with) in text_rules() {
             if re.is_match(&out) {
@@ -207,6 +211,22 @@ impl Normalizer {
         }
         out
     }
+}
+
+/// `text` with each `lit` that no letter or digit adjoins replaced by `with`.
+fn replace_tokens(text: &str, lit: &str, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(lit) {
+        let before = rest[..i].chars().last().or_else(|| out.chars().last());
+        let after = rest[i + lit.len()..].chars().next();
+        let joined = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+        out.push_str(&rest[..i]);
+        out.push_str(if joined(before) || joined(after) { lit } else { with });
+        rest = &rest[i + lit.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn number_rule(key: &str) -> Option<&'static str> {
@@ -231,6 +251,14 @@ pub fn describe() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_is_replaced_only_as_a_whole_token() {
+        let mut n = Normalizer::new("", &[], (String::new(), Vec::new()));
+        let msg = json!({"item": {"processId": "28371", "id": "01a24df7-a99f-77b3-9678-28371b062ed0", "note": "pid 28371."}});
+        n.learn(&msg);
+        assert_eq!(n.value(&msg), json!({"item": {"processId": "<process 1>", "id": "<uuid>", "note": "pid <process 1>."}}));
+    }
 
     #[test]
     fn run_paths_secrets_ids_ports_and_times_are_replaced() {
