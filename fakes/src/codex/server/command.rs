@@ -27,7 +27,7 @@ impl Turn<'_> {
                    "processId": pid, "source": source, "status": status, "commandActions": actions,
                    "aggregatedOutput": output, "exitCode": exit, "durationMs": if status == "completed" { json!(0) } else { Value::Null }})
         };
-        self.thread.rollout.write("response_item", json!({"type": "function_call", "call_id": call_id, "name": "exec_command"}));
+        self.model_item(json!({"type": "function_call", "call_id": call_id, "name": "exec_command"}));
         // Under `never` (or granular without sandbox approval) nobody can be
         // asked: refused before any item.
         if let Some(policy) = escalation_refused(&self.thread.approval_policy) {

@@ -25,7 +25,7 @@ impl Turn<'_> {
         let cwd = self.thread.info["cwd"].as_str().unwrap_or("").to_string();
         let changes = json!([{"path": format!("{cwd}/{file}"), "kind": {"type": "add"}, "diff": format!("{PATCH_LINE}\n")}]);
         let item = |status: &str| json!({"type": "fileChange", "id": call_id, "changes": changes, "status": status});
-        self.thread.rollout.write("response_item", json!({"type": "function_call", "call_id": call_id, "name": "exec_command"}));
+        self.model_item(json!({"type": "function_call", "call_id": call_id, "name": "exec_command"}));
         // Nobody may be asked (`never`, or granular without sandbox
         // approval): refused before any item.
         if escalation_refused(&self.thread.approval_policy).is_some() {

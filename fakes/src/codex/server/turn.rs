@@ -129,7 +129,7 @@ impl Turn<'_> {
         let msg_started = now_ms();
         self.item_started(&ctx, msg.clone(), msg_started);
         let msg = self.item_completed(&ctx, msg, msg_started);
-        self.thread.rollout.write("response_item", json!({"type": "message", "role": "assistant"}));
+        self.model_item(json!({"type": "message", "role": "assistant"}));
         self.response_done(&ctx, true);
         if self.experimental_api && self.profile.reports_read_state() {
             let state = json!({"firstUnread": {"type": "turn", "turnId": first_unread}, "revision": random_uuid()});
@@ -176,13 +176,20 @@ impl Turn<'_> {
         r.write("response_item", json!({"type": "message", "role": "user", "content": params.get("input")}));
     }
 
-    /// What follows each model response: its token usage (recorded in the
-    /// rollout too) and the account's rate limits.
-    pub(super) fn model_responded(&mut self, ctx: &Value) {
-        let (thread_id, turn_id) = (ctx["threadId"].as_str().unwrap_or(""), ctx["turnId"].as_str().unwrap_or(""));
+    /// The item a model response ends with (a call or the final message).
+    /// Codex records the response's usage right after it, before running
+    /// any call (measured on 0.153.0, where it starts recording it).
+    pub(super) fn model_item(&self, item: Value) {
+        self.thread.rollout.write("response_item", item);
         if self.profile.rollout_records_token_usage() {
             self.thread.rollout.write("token_usage_record", json!({}));
         }
+    }
+
+    /// What follows each model response once its calls are answered: its
+    /// token count and the account's rate limits.
+    pub(super) fn model_responded(&mut self, ctx: &Value) {
+        let (thread_id, turn_id) = (ctx["threadId"].as_str().unwrap_or(""), ctx["turnId"].as_str().unwrap_or(""));
         self.thread.rollout.event("token_count", json!({}));
         self.channel.notify("thread/tokenUsage/updated", notices::token_usage(thread_id, turn_id));
         self.channel.notify("account/rateLimits/updated", notices::rate_limits(&self.profile));
@@ -255,7 +262,7 @@ impl Turn<'_> {
             Some(Ok(conn)) => conn.tool(tool).map(|t| (t.annotations.clone(), t.description.clone())),
             _ => None,
         };
-        self.thread.rollout.write("response_item", json!({"type": "function_call", "call_id": call_id, "name": tool}));
+        self.model_item(json!({"type": "function_call", "call_id": call_id, "name": tool}));
         let Some((annotations, description)) = known else {
             let text = profile::unsupported_call(server, tool);
             self.rec.record(&json!({"event": "outcome", "step": step, "prompted": false, "item_status": null, "model_saw": text, "server": server, "tool": tool}));
