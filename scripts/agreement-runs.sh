@@ -17,11 +17,11 @@ conformance=target/debug/conformance
 # Rows of the table still short of $cases: "| provider | release | driver | not run |" and the like.
 "$conformance" agreement | awk -F'|' -v want="$cases" -v only="${1:-}" '
   NF > 8 && $4 ~ /reference/ && (only == "" || $2 ~ only) {
-    gsub(/ /, "", $2); gsub(/ /, "", $3); split($5, c, " ");
-    if ($5 ~ /not run/ || c[1] + 0 < want) print $2, $3 }' |
-while read -r provider version; do
-  echo "== $provider $version"
-  "$conformance" fidelity --cases "$cases" --seed "$seed" --provider "$provider" --version "$version" \
+    gsub(/ /, "", $2); gsub(/ /, "", $3); gsub(/ /, "", $4); split($5, c, " ");
+    if ($5 ~ /not run/ || c[1] + 0 < want) print $2, $3, $4 }' |
+while read -r provider version driver; do
+  echo "== $provider $version ($driver)"
+  "$conformance" fidelity --cases "$cases" --seed "$seed" --provider "$provider" --version "$version" --driver "$driver" \
     --tally recordings/AGREEMENT.toml --out target/divergences -j "$jobs" || true
 done
 "$conformance" agreement --write-readme README.md >/dev/null
