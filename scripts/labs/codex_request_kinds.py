@@ -32,6 +32,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from labfacts import write_facts
+
 PATCH = "*** Begin Patch\n*** Add File: lab.txt\n+lab\n*** End Patch\n"
 GRANULAR = {"granular": {"mcp_elicitations": True, "sandbox_approval": False, "rules": False,
                          "skill_approval": False, "request_permissions": False}}
@@ -146,11 +148,7 @@ def main(codex, version, out):
     facts["patch_granular"], _ = run(codex, CALLS["patch"], GRANULAR, decline)
     facts["command_granular"], _ = run(codex, CALLS["command"], GRANULAR, decline)
     facts["command_cancel"], _ = run(codex, CALLS["command"], "on-request", {"result": {"decision": "cancel"}}, turns=2)
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(facts, f, indent=2)
-        f.write("\n")
-    print(json.dumps(facts, indent=2))
+    write_facts(out, facts)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from labfacts import write_facts
+
 
 def mcp_server(log_path):
     """Stdio MCP server: logs each message it reads; `slow` answers after 10 s
@@ -177,11 +179,7 @@ approval_mode = "approve"
         "cancelled_params": [e["params"] for e in server if e.get("read") == "notifications/cancelled"],
         "client_notifications": [m for m in seen if not m.startswith(("codex/event", "account/", "mcpServer/startupStatus", "thread/tokenUsage"))],
     }
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(facts, f, indent=2)
-        f.write("\n")
-    print(json.dumps(facts, indent=2))
+    write_facts(out, facts)
 
 
 if __name__ == "__main__":
