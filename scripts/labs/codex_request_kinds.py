@@ -11,6 +11,10 @@ Cases (each a fresh CODEX_HOME, sandbox read-only):
                    answered with a JSON-RPC error
   patch_granular   the same under granular with sandbox_approval false
   command_granular exec_command with require_escalated under that granular
+  command_error_resumed / command_decline_resumed / command_accept_resumed
+                   the escalated command, its approval answered with an
+                   error / declined / accepted, then thread/resume in the
+                   same process: is the command's item history
   command_cancel   the escalated command, its approval cancelled, then a
                    second turn: what the model is shown of it then
 
@@ -80,8 +84,10 @@ def serve_model(call, bodies):
     return server
 
 
-def run(codex, call, policy, reply, turns=1):
-    """`turns` turns; returns (server requests' methods, the items' ends, what the model saw, turn status, offered tools)."""
+def run(codex, call, policy, reply, turns=1, resume=False):
+    """`turns` turns, then (`resume`) thread/resume in the same process; returns
+    (server requests' methods, the items' ends, what the model saw, turn status,
+    the resumed history's tool items, offered tools)."""
     bodies = []
     model = serve_model(call, bodies)
     with tempfile.TemporaryDirectory() as home:
@@ -127,6 +133,12 @@ def run(codex, call, policy, reply, turns=1):
         for _ in range(turns):
             request("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "go"}]})
             done = until(lambda m: m.get("method") == "turn/completed")
+        history = None
+        if resume:
+            rid = request("thread/resume", {"threadId": thread, "cwd": home, "approvalPolicy": policy, "sandbox": "read-only"})
+            turns_seen = until(lambda m: m.get("id") == rid)["result"]["thread"].get("turns") or []
+            history = [{k: i.get(k) for k in ("type", "status")} for t in turns_seen for i in t.get("items") or []
+                       if i.get("type") not in ("userMessage", "agentMessage")]
         proc.kill()
         proc.wait()
     model.shutdown()
@@ -134,8 +146,11 @@ def run(codex, call, policy, reply, turns=1):
     tools = [t.get("name") or t.get("type") for t in bodies[0].get("tools", [])] if bodies else []
     # Durations vary run to run.
     saw = [re.sub(r"[0-9]+\.[0-9]+(?= ?s)", "<T>", s) for s in saw]
-    return {"asked": asked, "items": items, "model_saw": saw[0] if saw else None,
-            "turn": done and done["params"]["turn"]["status"]}, tools
+    facts = {"asked": asked, "items": items, "model_saw": saw[0] if saw else None,
+             "turn": done and done["params"]["turn"]["status"]}
+    if resume:
+        facts["resumed_history"] = history
+    return facts, tools
 
 
 def main(codex, version, out):
@@ -147,6 +162,9 @@ def main(codex, version, out):
     facts["patch_error"], _ = run(codex, CALLS["patch"], "on-request", error)
     facts["patch_granular"], _ = run(codex, CALLS["patch"], GRANULAR, decline)
     facts["command_granular"], _ = run(codex, CALLS["command"], GRANULAR, decline)
+    facts["command_error_resumed"], _ = run(codex, CALLS["command"], "on-request", error, resume=True)
+    facts["command_decline_resumed"], _ = run(codex, CALLS["command"], "on-request", decline, resume=True)
+    facts["command_accept_resumed"], _ = run(codex, CALLS["command"], "on-request", {"result": {"decision": "accept"}}, resume=True)
     facts["command_cancel"], _ = run(codex, CALLS["command"], "on-request", {"result": {"decision": "cancel"}}, turns=2)
     write_facts(out, facts)
 

@@ -205,7 +205,9 @@ impl Turn<'_> {
         let params = shapes::item_completed(&self.profile, ctx, item, started_ms);
         let item = params["item"].clone();
         // A command is kept in the rollout only once it ran (measured on
-        // 0.151.0: a declined or cancelled one leaves no item line).
+        // 0.151.0: a declined or cancelled one leaves no item line; one whose
+        // approval failed is no history either, recordings/labs/codex/<V>/
+        // request-kinds.json command_error_resumed).
         if item["type"] != "commandExecution" || item["status"] == "completed" {
             self.thread.rollout.event("item_completed", json!({"item": item}));
         }
