@@ -7,6 +7,9 @@ client answers each server request as told and the facts are kept.
 Cases (each a fresh CODEX_HOME, sandbox read-only):
   tools            the tool names the model is offered (no apply_patch tool)
   user_input       the model calls request_user_input in Default mode
+  user_input_plan  the same in a Plan-mode turn (turn/start's
+                   collaborationMode), answered; with the request's params
+                   (thread and turn ids left out)
   patch_error      exec_command `apply_patch <<'EOF' ...` (a file change),
                    answered with a JSON-RPC error
   patch_granular   the same under granular with sandbox_approval false
@@ -21,7 +24,7 @@ Cases (each a fresh CODEX_HOME, sandbox read-only):
 Usage: codex_request_kinds.py CODEX_BINARY VERSION OUT.json
 Regenerate recordings/labs/codex/<V>/request-kinds.json (binaries from
 `conformance fetch codex V`) with
-  for v in 0.146.1 0.149.1 0.150.0 0.171.0; do python3 scripts/labs/codex_request_kinds.py \
+  for v in 0.146.1 0.147.0 0.149.1 0.150.0 0.171.0; do python3 scripts/labs/codex_request_kinds.py \
     ~/.cache/approval-conformance/codex/$v/package/vendor/x86_64-unknown-linux-musl/bin/codex \
     $v recordings/labs/codex/$v/request-kinds.json; done
 """
@@ -84,10 +87,11 @@ def serve_model(call, bodies):
     return server
 
 
-def run(codex, call, policy, reply, turns=1, resume=False):
+def run(codex, call, policy, reply, turns=1, resume=False, mode=None):
     """`turns` turns, then (`resume`) thread/resume in the same process; returns
     (server requests' methods, the items' ends, what the model saw, turn status,
-    the resumed history's tool items, offered tools)."""
+    the resumed history's tool items, offered tools); `mode` is the turns'
+    collaboration mode (Codex's default when None)."""
     bodies = []
     model = serve_model(call, bodies)
     with tempfile.TemporaryDirectory() as home:
@@ -99,7 +103,7 @@ def run(codex, call, policy, reply, turns=1, resume=False):
         proc = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=home, env=env)
         inbox = queue.Queue()
         threading.Thread(target=lambda: [inbox.put(json.loads(l)) for l in proc.stdout if l.strip()] and None, daemon=True).start()
-        asked, items, ids = [], [], [0]
+        asked, asked_params, items, ids = [], [], [], [0]
 
         def send(msg):
             proc.stdin.write((json.dumps(msg) + "\n").encode())
@@ -119,6 +123,7 @@ def run(codex, call, policy, reply, turns=1, resume=False):
                     return None
                 if "id" in msg and "method" in msg:
                     asked.append(msg["method"])
+                    asked_params.append({k: v for k, v in msg.get("params", {}).items() if k not in ("threadId", "turnId")})
                     send(dict({"jsonrpc": "2.0", "id": msg["id"]}, **reply))
                 elif msg.get("method") == "item/completed" and msg["params"]["item"]["type"] not in ("userMessage", "agentMessage"):
                     items.append({k: msg["params"]["item"].get(k) for k in ("type", "status")})
@@ -131,7 +136,10 @@ def run(codex, call, policy, reply, turns=1, resume=False):
         rid = request("thread/start", {"cwd": home, "approvalPolicy": policy, "sandbox": "read-only"})
         thread = until(lambda m: m.get("id") == rid)["result"]["thread"]["id"]
         for _ in range(turns):
-            request("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "go"}]})
+            turn = {"threadId": thread, "input": [{"type": "text", "text": "go"}]}
+            if mode:
+                turn["collaborationMode"] = {"mode": mode, "settings": {"model": "mock-model", "reasoning_effort": None, "developer_instructions": None}}
+            request("turn/start", turn)
             done = until(lambda m: m.get("method") == "turn/completed")
         history = None
         if resume:
@@ -144,12 +152,14 @@ def run(codex, call, policy, reply, turns=1, resume=False):
     model.shutdown()
     saw = [i["output"] for b in bodies for i in b.get("input", []) if i.get("type") == "function_call_output"][:1]
     tools = [t.get("name") or t.get("type") for t in bodies[0].get("tools", [])] if bodies else []
-    # Durations vary run to run.
-    saw = [re.sub(r"[0-9]+\.[0-9]+(?= ?s)", "<T>", s) for s in saw]
+    # Durations and output chunk ids vary run to run.
+    saw = [re.sub(r"Chunk ID: [0-9a-f]+", "Chunk ID: <ID>", re.sub(r"[0-9]+\.[0-9]+(?= ?s)", "<T>", s)) for s in saw]
     facts = {"asked": asked, "items": items, "model_saw": saw[0] if saw else None,
              "turn": done and done["params"]["turn"]["status"]}
     if resume:
         facts["resumed_history"] = history
+    if mode:
+        facts["asked_params"] = asked_params
     return facts, tools
 
 
@@ -159,6 +169,7 @@ def main(codex, version, out):
     _, tools = run(codex, None, "on-request", decline)
     facts = {"version": version, "tools": tools}
     facts["user_input"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {}}})
+    facts["user_input_plan"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {"branch": {"answers": ["dev"]}}}}, mode="plan")
     facts["patch_error"], _ = run(codex, CALLS["patch"], "on-request", error)
     facts["patch_granular"], _ = run(codex, CALLS["patch"], GRANULAR, decline)
     facts["command_granular"], _ = run(codex, CALLS["command"], GRANULAR, decline)

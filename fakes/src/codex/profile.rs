@@ -29,6 +29,7 @@ impl Profile {
     pub fn facts(&self) -> Vec<(&'static str, bool)> {
         vec![
             ("never_denies_in_cli", self.never_denies_in_cli()),
+            ("user_input_has_is_blocking", self.user_input_has_is_blocking()),
             ("command_approval_has_kind", self.command_approval_has_kind()),
             ("turn_diff_after_each_response", self.turn_diff_after_each_response()),
             ("float_priority_breaks", self.float_priority_breaks()),
@@ -96,6 +97,13 @@ impl Profile {
     /// before it; recordings/drivers/reference-codex-exec/codex/0.148.0/prompt-tool-always-asks.json).
     pub fn never_denies_in_cli(&self) -> bool {
         self.version.at_least(0, 148, 0)
+    }
+
+    /// item/tool/requestUserInput says `isBlocking`: first in 0.147.0 (not in
+    /// 0.146.1, the release before it; recordings/labs/codex/<V>/
+    /// request-kinds.json user_input_plan).
+    pub fn user_input_has_is_blocking(&self) -> bool {
+        self.version.at_least(0, 147, 0)
     }
 
     /// item/commandExecution/requestApproval says `kind: "command"`: first in

@@ -231,7 +231,17 @@ impl Turn<'_> {
             // Played as the model's own calls (command.rs, patch.rs).
             RequestKind::Command | RequestKind::FileChange => return,
             RequestKind::Permissions => json!({"itemId": item_id, "startedAtMs": now, "cwd": "/tmp", "reason": "needs network", "permissions": {"network": {"enabled": true}}}),
-            RequestKind::UserInput => json!({"itemId": item_id, "isBlocking": true, "questions": [{"id": "q1", "header": "Choice", "question": "Which branch?"}]}),
+            // The question a model asks with request_user_input, as Codex
+            // passes it on (measured in Plan mode: recordings/labs/codex/<V>/
+            // request-kinds.json user_input_plan).
+            RequestKind::UserInput => {
+                let mut p = json!({"itemId": item_id, "questions": [{"id": "branch", "header": "Branch", "question": "Which branch?", "isOther": true, "isSecret": false,
+                    "options": [{"label": "main (Recommended)", "description": "the default"}, {"label": "dev", "description": "the other"}]}], "autoResolutionMs": null});
+                if self.profile.user_input_has_is_blocking() {
+                    p["isBlocking"] = json!(true);
+                }
+                p
+            }
             RequestKind::UrlElicitation => json!({"serverName": server.unwrap_or(""), "mode": "url", "elicitationId": format!("el-{step}"), "url": "https://example.invalid/consent", "message": "Open this page to sign in", "_meta": null}),
             RequestKind::FormElicitation => json!({"serverName": server.unwrap_or(""), "mode": "form", "message": "Please enter your API key", "requestedSchema": {"type": "object", "properties": {"api_key": {"type": "string"}}}, "_meta": null}),
         };
