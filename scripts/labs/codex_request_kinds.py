@@ -7,6 +7,10 @@ client answers each server request as told and the facts are kept.
 Cases (each a fresh CODEX_HOME, sandbox read-only):
   tools            the tool names the model is offered (no apply_patch tool)
   user_input       the model calls request_user_input in Default mode
+  user_input_feature
+                   the same in Default mode with config.toml's
+                   [features] default_mode_request_user_input = true,
+                   answered; with the request's params
   user_input_plan  the same in a Plan-mode turn (turn/start's
                    collaborationMode), answered; with the request's params
                    (thread and turn ids left out)
@@ -87,11 +91,12 @@ def serve_model(call, bodies):
     return server
 
 
-def run(codex, call, policy, reply, turns=1, resume=False, mode=None):
+def run(codex, call, policy, reply, turns=1, resume=False, mode=None, features=""):
     """`turns` turns, then (`resume`) thread/resume in the same process; returns
     (server requests' methods, the items' ends, what the model saw, turn status,
     the resumed history's tool items, offered tools); `mode` is the turns'
-    collaboration mode (Codex's default when None)."""
+    collaboration mode (Codex's default when None); `features` lines go in
+    config.toml's [features]."""
     bodies = []
     model = serve_model(call, bodies)
     with tempfile.TemporaryDirectory() as home:
@@ -99,6 +104,8 @@ def run(codex, call, policy, reply, turns=1, resume=False, mode=None):
             f.write(f'model = "mock-model"\nmodel_provider = "mock"\n[model_providers.mock]\nname = "mock"\n'
                     f'base_url = "http://127.0.0.1:{model.server_address[1]}/v1"\nwire_api = "responses"\n'
                     f'env_key = "MOCK_API_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n')
+            if features:
+                f.write(f"[features]\n{features}\n")
         env = {"PATH": os.environ.get("PATH", ""), "CODEX_HOME": home, "HOME": home, "MOCK_API_KEY": "lab"}
         proc = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=home, env=env)
         inbox = queue.Queue()
@@ -158,7 +165,7 @@ def run(codex, call, policy, reply, turns=1, resume=False, mode=None):
              "turn": done and done["params"]["turn"]["status"]}
     if resume:
         facts["resumed_history"] = history
-    if mode:
+    if mode or features:
         facts["asked_params"] = asked_params
     return facts, tools
 
@@ -169,6 +176,8 @@ def main(codex, version, out):
     _, tools = run(codex, None, "on-request", decline)
     facts = {"version": version, "tools": tools}
     facts["user_input"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {}}})
+    facts["user_input_feature"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {"branch": {"answers": ["dev"]}}}},
+                                         features="default_mode_request_user_input = true")
     facts["user_input_plan"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {"branch": {"answers": ["dev"]}}}}, mode="plan")
     facts["patch_error"], _ = run(codex, CALLS["patch"], "on-request", error)
     facts["patch_granular"], _ = run(codex, CALLS["patch"], GRANULAR, decline)

@@ -101,7 +101,7 @@ impl Profile {
 
     /// item/tool/requestUserInput says `isBlocking`: first in 0.147.0 (not in
     /// 0.146.1, the release before it; recordings/labs/codex/<V>/
-    /// request-kinds.json user_input_plan).
+    /// request-kinds.json user_input_feature and user_input_plan).
     pub fn user_input_has_is_blocking(&self) -> bool {
         self.version.at_least(0, 147, 0)
     }

@@ -232,13 +232,16 @@ impl Turn<'_> {
             RequestKind::Command | RequestKind::FileChange => return,
             RequestKind::Permissions => json!({"itemId": item_id, "startedAtMs": now, "cwd": "/tmp", "reason": "needs network", "permissions": {"network": {"enabled": true}}}),
             // The question a model asks with request_user_input, as Codex
-            // passes it on (measured in Plan mode: recordings/labs/codex/<V>/
-            // request-kinds.json user_input_plan).
+            // passes it on in a Default-mode turn, where only config's
+            // `[features] default_mode_request_user_input` lets the model ask
+            // (without it the tool is unavailable; in Plan mode the request
+            // is blocking): recordings/labs/codex/<V>/request-kinds.json
+            // user_input_feature, user_input, user_input_plan.
             RequestKind::UserInput => {
                 let mut p = json!({"itemId": item_id, "questions": [{"id": "branch", "header": "Branch", "question": "Which branch?", "isOther": true, "isSecret": false,
                     "options": [{"label": "main (Recommended)", "description": "the default"}, {"label": "dev", "description": "the other"}]}], "autoResolutionMs": null});
                 if self.profile.user_input_has_is_blocking() {
-                    p["isBlocking"] = json!(true);
+                    p["isBlocking"] = json!(false);
                 }
                 p
             }
