@@ -70,12 +70,14 @@ impl Handler for Model {
 }
 
 /// A function call the mock model makes: an MCP tool (step, server, tool,
-/// arguments), or on Codex the shell command of a `command` request step or
-/// the patch of a `file_change` one, whose approval prompt the CLI then sends.
+/// arguments), or on Codex the shell command of a `command` request step,
+/// the patch of a `file_change` one, whose approval prompt the CLI then
+/// sends, or the question of a `user_input` one, which it passes on.
 enum Call {
     Tool(usize, String, String, Value),
     Command(usize),
     Patch(usize),
+    UserInput(usize),
 }
 
 fn calls(turn: Option<&Turn>, commands: bool) -> Vec<Call> {
@@ -86,6 +88,7 @@ fn calls(turn: Option<&Turn>, commands: bool) -> Vec<Call> {
                 Action::ToolCall { step, server, tool, arguments } => Some(Call::Tool(*step, server.clone(), tool.clone(), arguments.clone())),
                 Action::Request { step, request: RequestKind::Command, raised_by: None, .. } if commands => Some(Call::Command(*step)),
                 Action::Request { step, request: RequestKind::FileChange, raised_by: None, .. } if commands => Some(Call::Patch(*step)),
+                Action::Request { step, request: RequestKind::UserInput, raised_by: None, .. } if commands => Some(Call::UserInput(*step)),
                 _ => None,
             })
             .collect()
@@ -108,6 +111,16 @@ pub fn command_call_arguments() -> Value {
 pub fn patch_call_arguments(step: usize) -> Value {
     let patch = format!("*** Begin Patch\n*** Add File: {}\n+{PATCH_LINE}\n*** End Patch\n", patch_file(step));
     json!({"cmd": format!("apply_patch <<'EOF'\n{patch}EOF\n")})
+}
+
+/// The `request_user_input` call of a user_input request step: one question
+/// with two options. Every release 0.146.1..0.171.0 offers the tool; in a
+/// Default-mode turn it answers "unavailable" unless config's `[features]
+/// default_mode_request_user_input` is on (recordings/labs/codex/<V>/
+/// request-kinds.json).
+pub fn user_input_call_arguments() -> Value {
+    json!({"questions": [{"id": "branch", "header": "Branch", "question": "Which branch?",
+        "options": [{"label": "main (Recommended)", "description": "the default"}, {"label": "dev", "description": "the other"}]}]})
 }
 
 /// The file a file_change request step adds (relative to the thread's cwd):
@@ -150,6 +163,8 @@ impl Model {
                                                 "arguments": command_call_arguments().to_string()}),
             Some(Call::Patch(step)) => json!({"type": "function_call", "call_id": format!("call_{step}"), "name": "exec_command",
                                               "arguments": patch_call_arguments(*step).to_string()}),
+            Some(Call::UserInput(step)) => json!({"type": "function_call", "call_id": format!("call_{step}"), "name": "request_user_input",
+                                                  "arguments": user_input_call_arguments().to_string()}),
             Some(Call::Tool(step, server, tool, arguments)) => {
                 let (namespace, name) = resolve_openai_tool(&body["tools"], server, tool);
                 let mut item = json!({"type": "function_call", "call_id": format!("call_{step}"), "name": name,

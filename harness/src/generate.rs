@@ -6,7 +6,7 @@
 //! on Codex, stdio tools that ask their own question (`elicits`), answered
 //! like the call that runs them, and shell commands outside the sandbox and
 //! file changes under the read-only sandbox, whose approval the host
-//! answers.
+//! answers, and the model's questions to the user (request_user_input).
 //! Every case is written as scenario text and read back through the
 //! scenario loader, so it is a valid scenario; it has no steps a real CLI
 //! cannot be made to perform. Its expectations are empty: a generated case
@@ -53,10 +53,11 @@ pub struct ToolCase {
 /// Which revision of the generator made a provider's cases: it goes up
 /// whenever the cases a seed gives change, so the agreement log counts only
 /// runs of the cases it would generate now. Codex 2: tools that elicit;
-/// Codex 3: command requests; Codex 4: file change requests.
+/// Codex 3: command requests; Codex 4: file change requests; Codex 5: the
+/// model's questions (user input requests).
 pub fn revision(provider: Provider) -> u32 {
     match provider {
-        Provider::Codex => 4,
+        Provider::Codex => 5,
         _ => 1,
     }
 }
@@ -87,6 +88,9 @@ pub enum StepCase {
     /// Codex: the model adds a file with `apply_patch`, which Codex asks
     /// the client to approve under the read-only sandbox; the host's answer.
     FileChange { host: Option<&'static str> },
+    /// Codex: the model asks the user a question (request_user_input),
+    /// which Codex passes on to the client.
+    UserInput,
 }
 
 #[derive(Debug, Clone)]
@@ -143,13 +147,14 @@ fn step() -> impl Strategy<Value = StepCase> {
     ]
 }
 
-/// A Codex step: any step, a command or a file change request. Its own
-/// strategy, so Claude Code's cases stay as they were.
+/// A Codex step: any step, a command, file change or user input request.
+/// Its own strategy, so Claude Code's cases stay as they were.
 fn codex_step() -> impl Strategy<Value = StepCase> {
     prop_oneof![
         10 => step(),
         1 => host().prop_map(|host| StepCase::Command { host }),
         1 => host().prop_map(|host| StepCase::FileChange { host }),
+        1 => Just(StepCase::UserInput),
     ]
 }
 
@@ -219,8 +224,8 @@ impl Case {
         let mut t = String::new();
         let _ = writeln!(t, "id = \"{id}\"\ntitle = \"generated case ({origin})\"\ncovers = []\nprovider = \"{}\"", self.provider.as_str());
         let _ = writeln!(t, "caught_by = []\ngenerated = \"{origin}\"");
-        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. })) {
-            let _ = writeln!(t, "not_in_exec = \"a server's question or a command's or file change's approval goes to a client, which codex exec has not\"");
+        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. } | StepCase::UserInput)) {
+            let _ = writeln!(t, "not_in_exec = \"a server's or the model's question or a command's or file change's approval goes to a client, which codex exec has not\"");
         }
         let _ = writeln!(t, "\n[policy]\nglobal = \"{}\"", if self.auto_approve { "auto-approve" } else { "ask" });
         for (i, s) in self.servers.iter().enumerate() {
@@ -282,6 +287,7 @@ impl Case {
                     let host = host.map(|h| format!("\nhost = \"{h}\"")).unwrap_or_default();
                     format!("kind = \"request\"\nrequest = \"{request}\"\nexpect = {{}}{host}")
                 }
+                StepCase::UserInput => "kind = \"request\"\nrequest = \"user_input\"\nexpect = {}".into(),
             };
             let _ = writeln!(t, "\n[[steps]]\n{line}");
         }
@@ -331,7 +337,7 @@ mod tests {
     /// then this table): logged agreement counts are of the cases of theirs.
     #[test]
     fn the_cases_change_only_with_the_revision() {
-        for (provider, rev, pinned) in [(Provider::Codex, 4, 16235665836652176594), (Provider::Claude, 1, 18130716173853162555)] {
+        for (provider, rev, pinned) in [(Provider::Codex, 5, 14378302415354251857), (Provider::Claude, 1, 18130716173853162555)] {
             assert_eq!((revision(provider), digest(provider)), (rev, pinned), "{}: cases changed: bump generate::revision and pin the new digest", provider.as_str());
         }
     }
@@ -384,6 +390,7 @@ mod tests {
             "raised_by = ",
             "request = \"command\"",
             "request = \"file_change\"",
+            "request = \"user_input\"",
         ]) {
             assert!(all.contains(needle), "no case has `{needle}`");
         }

@@ -209,11 +209,17 @@ pub fn classify_permissions(reply: &Option<Reply>) -> &'static str {
 }
 
 pub fn classify_user_input(reply: &Option<Reply>) -> &'static str {
-    classify(reply, |r| match r.get("answers") {
+    classify(reply, user_input_answer)
+}
+
+/// The answer a user-input request's result gives: empty answers, answers,
+/// or None when it has no answers object.
+pub fn user_input_answer(result: &Value) -> Option<&'static str> {
+    match result.get("answers") {
         Some(Value::Object(a)) if a.is_empty() => Some("empty-answers"),
         Some(Value::Object(_)) => Some("answered"),
         _ => None,
-    })
+    }
 }
 
 pub fn classify_raw(reply: &Option<Reply>) -> &'static str {

@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::call_meta::CallMeta;
-use super::channel::{classify_elicitation, classify_permissions, classify_raw, classify_user_input, Channel, Reply};
+use super::channel::{classify_elicitation, classify_permissions, classify_raw, Channel, Reply};
 use super::notices::{self, random_uuid};
 use super::shapes::{self, now_ms, ToolFacts, ToolItem};
 use super::thread::{State, Thread};
@@ -90,7 +90,7 @@ impl Turn<'_> {
         // The model answers each tool call's output with one more response.
         let calls = actions
             .iter()
-            .filter(|a| matches!(a, Action::ToolCall { .. } | Action::Request { request: RequestKind::Command | RequestKind::FileChange, raised_by: None, .. }))
+            .filter(|a| matches!(a, Action::ToolCall { .. } | Action::Request { request: RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput, raised_by: None, .. }))
             .count();
         self.raised = actions
             .iter()
@@ -116,6 +116,7 @@ impl Turn<'_> {
                         return self.interrupted(&ctx, times);
                     }
                 }
+                Action::Request { step, request: RequestKind::UserInput, raised_by: None, .. } => self.user_input_request(&ctx, step),
                 // A server's own elicitation comes from its tool's call.
                 Action::Request { raised_by: Some(_), .. } => {}
                 Action::Request { step, request, server, raised_by: None } => self.provider_request(&ctx, step, request, server.as_deref()),
@@ -215,7 +216,7 @@ impl Turn<'_> {
         item
     }
 
-    fn record_answer(&self, step: usize, method: &str, reply: &Option<Reply>, answer: &str) {
+    pub(super) fn record_answer(&self, step: usize, method: &str, reply: &Option<Reply>, answer: &str) {
         let raw = match reply {
             None => Value::Null,
             Some(r) => json!({"result": r.result, "error": r.error}),
@@ -228,23 +229,9 @@ impl Turn<'_> {
         let item_id = format!("item-{step}");
         let mut params = ctx.clone();
         let extra = match kind {
-            // Played as the model's own calls (command.rs, patch.rs).
-            RequestKind::Command | RequestKind::FileChange => return,
+            // Played as the model's own calls (command.rs, patch.rs, user_input.rs).
+            RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput => return,
             RequestKind::Permissions => json!({"itemId": item_id, "startedAtMs": now, "cwd": "/tmp", "reason": "needs network", "permissions": {"network": {"enabled": true}}}),
-            // The question a model asks with request_user_input, as Codex
-            // passes it on in a Default-mode turn, where only config's
-            // `[features] default_mode_request_user_input` lets the model ask
-            // (without it the tool is unavailable; in Plan mode the request
-            // is blocking): recordings/labs/codex/<V>/request-kinds.json
-            // user_input_feature, user_input, user_input_plan.
-            RequestKind::UserInput => {
-                let mut p = json!({"itemId": item_id, "questions": [{"id": "branch", "header": "Branch", "question": "Which branch?", "isOther": true, "isSecret": false,
-                    "options": [{"label": "main (Recommended)", "description": "the default"}, {"label": "dev", "description": "the other"}]}], "autoResolutionMs": null});
-                if self.profile.user_input_has_is_blocking() {
-                    p["isBlocking"] = json!(false);
-                }
-                p
-            }
             RequestKind::UrlElicitation => json!({"serverName": server.unwrap_or(""), "mode": "url", "elicitationId": format!("el-{step}"), "url": "https://example.invalid/consent", "message": "Open this page to sign in", "_meta": null}),
             RequestKind::FormElicitation => json!({"serverName": server.unwrap_or(""), "mode": "form", "message": "Please enter your API key", "requestedSchema": {"type": "object", "properties": {"api_key": {"type": "string"}}}, "_meta": null}),
         };
@@ -252,17 +239,15 @@ impl Turn<'_> {
             p.extend(e.clone());
         }
         let method = match kind {
-            RequestKind::Command | RequestKind::FileChange => return,
+            RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput => return,
             RequestKind::Permissions => "item/permissions/requestApproval",
-            RequestKind::UserInput => "item/tool/requestUserInput",
             RequestKind::UrlElicitation | RequestKind::FormElicitation => "mcpServer/elicitation/request",
         };
         self.call_meta.asked_user();
         let reply = self.channel.ask(&self.thread.id, method, params);
         let answer = match kind {
-            RequestKind::Command | RequestKind::FileChange => return,
+            RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput => return,
             RequestKind::Permissions => classify_permissions(&reply),
-            RequestKind::UserInput => classify_user_input(&reply),
             RequestKind::UrlElicitation | RequestKind::FormElicitation => classify_elicitation(&reply),
         };
         self.record_answer(step, method, &reply, answer);

@@ -381,9 +381,10 @@ fn raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
     out
 }
 
-/// The outcome of each `command` or `file_change` request step: the
-/// approval Codex asked for the mock model's command or patch `call_<step>`,
-/// the client's reply in the same process, the item's end and what the
+/// The outcome of each `command`, `file_change` or `user_input` request
+/// step: the approval (or question) Codex asked for the mock model's
+/// command, patch or request_user_input `call_<step>`, the client's reply in
+/// the same process, the item's end (a question has none) and what the
 /// model was told.
 fn shell_request_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMap<String, Value>) -> Vec<Value> {
     let mut out = Vec::new();
@@ -391,8 +392,10 @@ fn shell_request_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMa
         let method = match step {
             Step::Request { request: RequestKind::Command, raised_by: None, .. } => "item/commandExecution/requestApproval",
             Step::Request { request: RequestKind::FileChange, raised_by: None, .. } => "item/fileChange/requestApproval",
+            Step::Request { request: RequestKind::UserInput, raised_by: None, .. } => "item/tool/requestUserInput",
             _ => continue,
         };
+        let judge = if method == "item/tool/requestUserInput" { fakes::codex::user_input_answer } else { fakes::codex::decision_answer };
         let call_id = format!("call_{i}");
         let is_item = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == "item/completed" && e["msg"]["params"]["item"]["id"] == json!(call_id);
         let asked = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == method && e["msg"]["params"]["itemId"] == json!(call_id);
@@ -405,7 +408,7 @@ fn shell_request_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMa
         let process = ask.or(ended).map_or(Value::Null, process_of);
         let answer = ask.map(|ask| {
             let reply = wire.iter().find(|e| process_of(e) == process && e["dir"] == "c2s" && e["msg"]["id"] == ask["msg"]["id"] && e["msg"].get("method").is_none());
-            reply.map_or("none", |r| reply_answer(&r["msg"], fakes::codex::decision_answer))
+            reply.map_or("none", |r| reply_answer(&r["msg"], judge))
         });
         out.push(json!({"event": "outcome", "derived": true, "step": i, "method": method, "prompted": ask.is_some(),
                         "answer": answer, "item_status": ended.map_or(Value::Null, |e| e["msg"]["params"]["item"]["status"].clone()),

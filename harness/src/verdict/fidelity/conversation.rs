@@ -23,7 +23,8 @@ pub type Segment = Vec<Value>;
 
 /// `-c` options the real-run wrapper puts before the driver's arguments to
 /// point the CLI at the mock model; the driver never sees them.
-const WRAPPER_OPTIONS: &[&str] = &["model_provider=", "model=", "model_providers.mock="];
+const WRAPPER_OPTIONS: &[&str] = &["model_provider=", "model=", "model_providers.mock=", "features.default_mode_request_user_input=",
+                                        "suppress_unstable_features_warning="];
 
 /// MCP server records that restate a message already in the conversation.
 const SERVER_NOTES: &[&str] = &["tools/call", "unknown_tool", "blocked", "token_file_error"];
