@@ -11,6 +11,10 @@ Cases (each a fresh CODEX_HOME, sandbox read-only):
                    the same in Default mode with config.toml's
                    [features] default_mode_request_user_input = true,
                    answered; with the request's params
+  permissions_feature
+                   the model calls request_permissions (offered only with
+                   [features] request_permissions_tool = true), answered
+                   with no permissions for the turn; with the request's params
   user_input_plan  the same in a Plan-mode turn (turn/start's
                    collaborationMode), answered; with the request's params
                    (thread and turn ids left out)
@@ -53,6 +57,7 @@ CALLS = {
                    "options": [{"label": "main (Recommended)", "description": "the default"}, {"label": "dev", "description": "the other"}]}]}),
     "patch": ("exec_command", {"cmd": "apply_patch <<'EOF'\n" + PATCH + "EOF\n"}),
     "command": ("exec_command", {"cmd": "echo lab", "sandbox_permissions": "require_escalated", "justification": "lab"}),
+    "permissions": ("request_permissions", {"reason": "needs network", "permissions": {"network": {"enabled": True}}}),
 }
 
 
@@ -130,7 +135,9 @@ def run(codex, call, policy, reply, turns=1, resume=False, mode=None, features="
                     return None
                 if "id" in msg and "method" in msg:
                     asked.append(msg["method"])
-                    asked_params.append({k: v for k, v in msg.get("params", {}).items() if k not in ("threadId", "turnId")})
+                    # Ids, times and the temporary home vary run to run.
+                    asked_params.append({k: ("<varies>" if k in ("startedAtMs", "cwd") else v)
+                                         for k, v in msg.get("params", {}).items() if k not in ("threadId", "turnId")})
                     send(dict({"jsonrpc": "2.0", "id": msg["id"]}, **reply))
                 elif msg.get("method") == "item/completed" and msg["params"]["item"]["type"] not in ("userMessage", "agentMessage"):
                     items.append({k: msg["params"]["item"].get(k) for k in ("type", "status")})
@@ -178,6 +185,8 @@ def main(codex, version, out):
     facts["user_input"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {}}})
     facts["user_input_feature"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {"branch": {"answers": ["dev"]}}}},
                                          features="default_mode_request_user_input = true")
+    facts["permissions_feature"], _ = run(codex, CALLS["permissions"], "on-request", {"result": {"permissions": {}, "scope": "turn"}},
+                                          features="request_permissions_tool = true")
     facts["user_input_plan"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {"branch": {"answers": ["dev"]}}}}, mode="plan")
     facts["patch_error"], _ = run(codex, CALLS["patch"], "on-request", error)
     facts["patch_granular"], _ = run(codex, CALLS["patch"], GRANULAR, decline)
