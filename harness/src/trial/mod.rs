@@ -21,6 +21,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 pub use providers::{FakeCommand, Fakes};
+pub use wrapper::CODEX_WRAPPER_KEYS;
 
 use crate::contain;
 use crate::stop::NoMessage;

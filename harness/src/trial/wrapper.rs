@@ -40,16 +40,22 @@ pub fn write_launch_recorder(path: &Path, transcript: &Path) -> std::io::Result<
     install(path, &format!("#!/bin/sh\necho '{{\"event\":\"launch\"}}' >> {target}\nexit 1\n"))
 }
 
+/// The `-c` settings the wrapper gives real Codex, by key (the fidelity
+/// comparison leaves them out of the driver's arguments): the mock model,
+/// and the feature that lets the model ask the user in a Default-mode turn
+/// (request_user_input, a `user_input` request step) without the warning
+/// that an under-development feature is on.
+pub const CODEX_WRAPPER_KEYS: [&str; 5] =
+    ["model_provider", "model", "model_providers.mock", "features.default_mode_request_user_input", "suppress_unstable_features_warning"];
+
 /// Real Codex, pointed at the mock model with `-c` (the driver owns
-/// config.toml), behind the recording relay; its model may ask the user in
-/// a Default-mode turn (request_user_input, a `user_input` request step),
-/// which Codex allows only with this feature.
+/// config.toml), behind the recording relay.
 pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, codex: &Path, model_base: &str) -> std::io::Result<()> {
     let provider = format!(
-        "model_providers.mock={{name=\"mock\",base_url=\"{model_base}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}"
+        "{{name=\"mock\",base_url=\"{model_base}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}"
     );
-    let overrides: Vec<String> =
-        ["model_provider=\"mock\"", "model=\"mock-model\"", &provider, USER_INPUT_FEATURE[0], USER_INPUT_FEATURE[1]].iter().flat_map(|c| ["-c".to_string(), c.to_string()]).collect();
+    let values = ["\"mock\"", "\"mock-model\"", &provider, "true", "true"];
+    let overrides: Vec<String> = CODEX_WRAPPER_KEYS.iter().zip(values).flat_map(|(key, value)| ["-c".to_string(), format!("{key}={value}")]).collect();
     let mut line = vec![shell_quote(&relay.program.display().to_string())];
     line.extend(relay.prefix.iter().chain(&relayed(transcript, codex)).map(|a| shell_quote(a)));
     let (line, overrides) = (line.join(" "), overrides.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "));
@@ -64,10 +70,6 @@ pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, cod
         ),
     )
 }
-
-/// The `-c` pairs that let Codex's model ask the user outside Plan mode,
-/// without the warning that an under-development feature is on.
-pub const USER_INPUT_FEATURE: [&str; 2] = ["features.default_mode_request_user_input=true", "suppress_unstable_features_warning=true"];
 
 /// A real Claude Code binary, the mock model's base URL, the HOME to
 /// isolate it in, and the harness's own HTTP servers (`own`), reached

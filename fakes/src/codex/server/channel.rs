@@ -32,6 +32,12 @@ pub struct Reply {
     pub error: Option<Value>,
 }
 
+/// A reply as an outcome record keeps it: its result and error, or null
+/// when none came.
+pub fn recorded(reply: &Option<Reply>) -> Value {
+    reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}))
+}
+
 impl Channel {
     /// Reads stdin on a thread of its own; writes stdout.
     pub fn stdio(rec: Recorder) -> Channel {

@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value};
 
-use super::channel::classify_decision;
+use super::channel::{classify_decision, recorded};
 use super::shapes::now_ms;
 use super::thread::State;
 use super::turn::{Ended, Turn};
@@ -69,7 +69,7 @@ impl Turn<'_> {
             (status, self.profile.command_rejected(&command, why))
         };
         let cancelled = answer == "cancel";
-        let raw = reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}));
+        let raw = recorded(&reply);
         let saw = if cancelled { Value::Null } else { json!(model_saw) };
         self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/commandExecution/requestApproval", "prompted": true,
                                 "answer": answer, "reply": raw, "item_status": status, "model_saw": saw}));

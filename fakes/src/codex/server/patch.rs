@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::channel::classify_decision;
+use super::channel::{classify_decision, recorded};
 use super::command::escalation_refused;
 use super::shapes::now_ms;
 use super::turn::{Ended, Turn};
@@ -41,7 +41,7 @@ impl Turn<'_> {
         let reply = self.channel.ask(&thread_id, METHOD, params);
         let answer = classify_decision(&reply);
         self.channel.notify("thread/status/changed", waiting(json!([])));
-        let raw = reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}));
+        let raw = recorded(&reply);
         if answer == "cancel" {
             self.rec.record(&json!({"event": "outcome", "step": step, "method": METHOD, "prompted": true,
                                     "answer": answer, "reply": raw, "item_status": null, "model_saw": null}));

@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::call_meta::CallMeta;
-use super::channel::{classify_elicitation, classify_permissions, classify_raw, Channel, Reply};
+use super::channel::{classify_elicitation, classify_permissions, classify_raw, recorded, Channel, Reply};
 use super::notices::{self, random_uuid};
 use super::shapes::{self, now_ms, ToolFacts, ToolItem};
 use super::thread::{State, Thread};
@@ -216,12 +216,8 @@ impl Turn<'_> {
         item
     }
 
-    pub(super) fn record_answer(&self, step: usize, method: &str, reply: &Option<Reply>, answer: &str) {
-        let raw = match reply {
-            None => Value::Null,
-            Some(r) => json!({"result": r.result, "error": r.error}),
-        };
-        self.rec.record(&json!({"event": "outcome", "step": step, "method": method, "prompted": true, "answer": answer, "reply": raw}));
+    fn record_answer(&self, step: usize, method: &str, reply: &Option<Reply>, answer: &str) {
+        self.rec.record(&json!({"event": "outcome", "step": step, "method": method, "prompted": true, "answer": answer, "reply": recorded(reply)}));
     }
 
     fn provider_request(&mut self, ctx: &Value, step: usize, kind: RequestKind, server: Option<&str>) {
@@ -374,7 +370,7 @@ impl Turn<'_> {
             channel.notify("thread/status/changed", json!({"threadId": thread_id, "status": {"type": "active", "activeFlags": []}}));
             let answer = classify_elicitation(&reply);
             if let Some(step) = raised {
-                let raw = reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}));
+                let raw = recorded(&reply);
                 rec.record(&json!({"event": "outcome", "step": step, "method": "mcpServer/elicitation/request", "prompted": true, "answer": answer, "reply": raw}));
             }
             passed_back(answer, reply.as_ref().and_then(|r| r.result.as_ref()))

@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::channel::classify_user_input;
+use super::channel::{classify_user_input, recorded};
 use super::turn::Turn;
 use crate::model::user_input_call_arguments;
 
@@ -36,11 +36,9 @@ impl Turn<'_> {
         let answer = classify_user_input(&reply);
         // The model gets the client's result as JSON (measured with answers
         // and empty answers; what it gets for an error is not measured).
-        let result = reply.as_ref().and_then(|r| r.result.clone());
-        let model_saw = result.map_or(Value::Null, |r| json!(r.to_string()));
-        let raw = reply.as_ref().map_or(Value::Null, |r| json!({"result": r.result, "error": r.error}));
+        let model_saw = reply.as_ref().and_then(|r| r.result.as_ref()).map_or(Value::Null, |r| json!(r.to_string()));
         self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/tool/requestUserInput", "prompted": true,
-                                "answer": answer, "reply": raw, "model_saw": model_saw}));
+                                "answer": answer, "reply": recorded(&reply), "model_saw": model_saw}));
         self.call_answered(ctx, &call_id);
     }
 }
@@ -50,10 +48,8 @@ impl Turn<'_> {
 fn asked_questions() -> Value {
     let mut questions = user_input_call_arguments()["questions"].take();
     for q in questions.as_array_mut().into_iter().flatten() {
-        let options = q["options"].take();
         q["isOther"] = json!(true);
         q["isSecret"] = json!(false);
-        q["options"] = options;
     }
     questions
 }

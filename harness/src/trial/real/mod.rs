@@ -389,13 +389,13 @@ fn raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
 fn shell_request_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMap<String, Value>) -> Vec<Value> {
     let mut out = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
-        let method = match step {
-            Step::Request { request: RequestKind::Command, raised_by: None, .. } => "item/commandExecution/requestApproval",
-            Step::Request { request: RequestKind::FileChange, raised_by: None, .. } => "item/fileChange/requestApproval",
-            Step::Request { request: RequestKind::UserInput, raised_by: None, .. } => "item/tool/requestUserInput",
+        let decision = fakes::codex::decision_answer;
+        let (method, judge): (&str, fn(&Value) -> Option<&'static str>) = match step {
+            Step::Request { request: RequestKind::Command, raised_by: None, .. } => ("item/commandExecution/requestApproval", decision),
+            Step::Request { request: RequestKind::FileChange, raised_by: None, .. } => ("item/fileChange/requestApproval", decision),
+            Step::Request { request: RequestKind::UserInput, raised_by: None, .. } => ("item/tool/requestUserInput", fakes::codex::user_input_answer),
             _ => continue,
         };
-        let judge = if method == "item/tool/requestUserInput" { fakes::codex::user_input_answer } else { fakes::codex::decision_answer };
         let call_id = format!("call_{i}");
         let is_item = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == "item/completed" && e["msg"]["params"]["item"]["id"] == json!(call_id);
         let asked = |e: &&Value| e["dir"] == "s2c" && e["msg"]["method"] == method && e["msg"]["params"]["itemId"] == json!(call_id);

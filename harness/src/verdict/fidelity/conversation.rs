@@ -18,13 +18,11 @@ use std::path::Path;
 use fakes::wire::read_jsonl;
 use serde_json::{json, Map, Value};
 
+use crate::trial::CODEX_WRAPPER_KEYS;
+
 /// One provider process or MCP session, in recorded order.
 pub type Segment = Vec<Value>;
 
-/// `-c` options the real-run wrapper puts before the driver's arguments to
-/// point the CLI at the mock model; the driver never sees them.
-const WRAPPER_OPTIONS: &[&str] = &["model_provider=", "model=", "model_providers.mock=", "features.default_mode_request_user_input=",
-                                        "suppress_unstable_features_warning="];
 
 /// MCP server records that restate a message already in the conversation.
 const SERVER_NOTES: &[&str] = &["tools/call", "unknown_tool", "blocked", "token_file_error"];
@@ -83,9 +81,10 @@ pub fn provider(transcript: &[Value]) -> Vec<Segment> {
 /// `--mcp-config`) is shown as that object, so it is compared field by field.
 fn driver_argv(argv: &Value) -> Value {
     let args: Vec<&Value> = argv.as_array().map(|a| a.iter().collect()).unwrap_or_default();
-    // The wrapper's pairs come first, or right after `exec` (whose own `-c`
-    // would drop root-level ones).
-    let ours = |i: usize| args[i] == "-c" && args.get(i + 1).and_then(|a| a.as_str()).is_some_and(|o| WRAPPER_OPTIONS.iter().any(|w| o.starts_with(w)));
+    // The wrapper's pairs (the driver never sees them) come first, or right
+    // after `exec` (whose own `-c` would drop root-level ones).
+    let wrapper_key = |o: &str| o.split_once('=').is_some_and(|(key, _)| CODEX_WRAPPER_KEYS.contains(&key));
+    let ours = |i: usize| args[i] == "-c" && args.get(i + 1).and_then(|a| a.as_str()).is_some_and(wrapper_key);
     let mut kept = Vec::new();
     let mut i = 0;
     while i < args.len() {
