@@ -72,12 +72,14 @@ impl Handler for Model {
 /// A function call the mock model makes: an MCP tool (step, server, tool,
 /// arguments), or on Codex the shell command of a `command` request step,
 /// the patch of a `file_change` one, whose approval prompt the CLI then
-/// sends, or the question of a `user_input` one, which it passes on.
+/// sends, the question of a `user_input` one, which it passes on, or the
+/// request_permissions call of a `permissions` one, which it asks about.
 enum Call {
     Tool(usize, String, String, Value),
     Command(usize),
     Patch(usize),
     UserInput(usize),
+    Permissions(usize),
 }
 
 fn calls(turn: Option<&Turn>, commands: bool) -> Vec<Call> {
@@ -89,6 +91,7 @@ fn calls(turn: Option<&Turn>, commands: bool) -> Vec<Call> {
                 Action::Request { step, request: RequestKind::Command, raised_by: None, .. } if commands => Some(Call::Command(*step)),
                 Action::Request { step, request: RequestKind::FileChange, raised_by: None, .. } if commands => Some(Call::Patch(*step)),
                 Action::Request { step, request: RequestKind::UserInput, raised_by: None, .. } if commands => Some(Call::UserInput(*step)),
+                Action::Request { step, request: RequestKind::Permissions, raised_by: None, .. } if commands => Some(Call::Permissions(*step)),
                 _ => None,
             })
             .collect()
@@ -122,6 +125,16 @@ pub fn user_input_call_arguments() -> Value {
     json!({"questions": [{"id": "branch", "header": "Branch", "question": "Which branch?",
         "options": [{"label": "main (Recommended)", "description": "the default"}, {"label": "dev", "description": "the other"}]}]})
 }
+
+/// The `request_permissions` call of a permissions request step: network
+/// access, with a reason. Codex offers the tool only with config's
+/// `[features] request_permissions_tool` on, and then asks the client
+/// (recordings/labs/codex/<V>/request-kinds.json permissions_feature).
+pub fn permissions_call_arguments() -> Value {
+    json!({"reason": PERMISSIONS_REASON, "permissions": {"network": {"enabled": true}}})
+}
+
+pub const PERMISSIONS_REASON: &str = "needs network";
 
 /// The file a file_change request step adds (relative to the thread's cwd):
 /// one per step, so no patch finds its file already there.
@@ -165,6 +178,8 @@ impl Model {
                                               "arguments": patch_call_arguments(*step).to_string()}),
             Some(Call::UserInput(step)) => json!({"type": "function_call", "call_id": format!("call_{step}"), "name": "request_user_input",
                                                   "arguments": user_input_call_arguments().to_string()}),
+            Some(Call::Permissions(step)) => json!({"type": "function_call", "call_id": format!("call_{step}"), "name": "request_permissions",
+                                                    "arguments": permissions_call_arguments().to_string()}),
             Some(Call::Tool(step, server, tool, arguments)) => {
                 let (namespace, name) = resolve_openai_tool(&body["tools"], server, tool);
                 let mut item = json!({"type": "function_call", "call_id": format!("call_{step}"), "name": name,

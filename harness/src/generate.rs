@@ -6,7 +6,8 @@
 //! on Codex, stdio tools that ask their own question (`elicits`), answered
 //! like the call that runs them, and shell commands outside the sandbox and
 //! file changes under the read-only sandbox, whose approval the host
-//! answers, and the model's questions to the user (request_user_input).
+//! answers, the model's questions to the user (request_user_input) and its
+//! requests for more permissions (request_permissions), which the host answers.
 //! Every case is written as scenario text and read back through the
 //! scenario loader, so it is a valid scenario; it has no steps a real CLI
 //! cannot be made to perform. Its expectations are empty: a generated case
@@ -54,10 +55,11 @@ pub struct ToolCase {
 /// whenever the cases a seed gives change, so the agreement log counts only
 /// runs of the cases it would generate now. Codex 2: tools that elicit;
 /// Codex 3: command requests; Codex 4: file change requests; Codex 5: the
-/// model's questions (user input requests).
+/// model's questions (user input requests); Codex 6: the model's permission
+/// requests.
 pub fn revision(provider: Provider) -> u32 {
     match provider {
-        Provider::Codex => 5,
+        Provider::Codex => 6,
         _ => 1,
     }
 }
@@ -91,6 +93,9 @@ pub enum StepCase {
     /// Codex: the model asks the user a question (request_user_input),
     /// which Codex passes on to the client.
     UserInput,
+    /// Codex: the model asks for network access (request_permissions),
+    /// which Codex asks the client to grant; the host's answer.
+    Permissions { host: Option<&'static str> },
 }
 
 #[derive(Debug, Clone)]
@@ -147,7 +152,8 @@ fn step() -> impl Strategy<Value = StepCase> {
     ]
 }
 
-/// A Codex step: any step, a command, file change or user input request.
+/// A Codex step: any step, a command, file change, user input or
+/// permissions request.
 /// Its own strategy, so Claude Code's cases stay as they were.
 fn codex_step() -> impl Strategy<Value = StepCase> {
     prop_oneof![
@@ -155,6 +161,7 @@ fn codex_step() -> impl Strategy<Value = StepCase> {
         1 => host().prop_map(|host| StepCase::Command { host }),
         1 => host().prop_map(|host| StepCase::FileChange { host }),
         1 => Just(StepCase::UserInput),
+        1 => host().prop_map(|host| StepCase::Permissions { host }),
     ]
 }
 
@@ -224,8 +231,8 @@ impl Case {
         let mut t = String::new();
         let _ = writeln!(t, "id = \"{id}\"\ntitle = \"generated case ({origin})\"\ncovers = []\nprovider = \"{}\"", self.provider.as_str());
         let _ = writeln!(t, "caught_by = []\ngenerated = \"{origin}\"");
-        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. } | StepCase::UserInput)) {
-            let _ = writeln!(t, "not_in_exec = \"a server's or the model's question or a command's or file change's approval goes to a client, which codex exec has not\"");
+        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. } | StepCase::UserInput | StepCase::Permissions { .. })) {
+            let _ = writeln!(t, "not_in_exec = \"a server's or the model's question or a command's, file change's or permissions' approval goes to a client, which codex exec has not\"");
         }
         let _ = writeln!(t, "\n[policy]\nglobal = \"{}\"", if self.auto_approve { "auto-approve" } else { "ask" });
         for (i, s) in self.servers.iter().enumerate() {
@@ -282,8 +289,12 @@ impl Case {
                 StepCase::Attach { server: s } => format!("kind = \"attach\"\nserver = \"{}\"", server(*s).1),
                 StepCase::Detach { server: s } => format!("kind = \"detach\"\nserver = \"{}\"", server(*s).1),
                 StepCase::Reorder => "kind = \"reorder_servers\"".into(),
-                StepCase::Command { host } | StepCase::FileChange { host } => {
-                    let request = if matches!(step, StepCase::Command { .. }) { "command" } else { "file_change" };
+                StepCase::Command { host } | StepCase::FileChange { host } | StepCase::Permissions { host } => {
+                    let request = match step {
+                        StepCase::Command { .. } => "command",
+                        StepCase::FileChange { .. } => "file_change",
+                        _ => "permissions",
+                    };
                     let host = host.map(|h| format!("\nhost = \"{h}\"")).unwrap_or_default();
                     format!("kind = \"request\"\nrequest = \"{request}\"\nexpect = {{}}{host}")
                 }
@@ -337,7 +348,7 @@ mod tests {
     /// then this table): logged agreement counts are of the cases of theirs.
     #[test]
     fn the_cases_change_only_with_the_revision() {
-        for (provider, rev, pinned) in [(Provider::Codex, 5, 14378302415354251857), (Provider::Claude, 1, 18130716173853162555)] {
+        for (provider, rev, pinned) in [(Provider::Codex, 6, 7859485452651809041), (Provider::Claude, 1, 18130716173853162555)] {
             assert_eq!((revision(provider), digest(provider)), (rev, pinned), "{}: cases changed: bump generate::revision and pin the new digest", provider.as_str());
         }
     }
@@ -391,6 +402,7 @@ mod tests {
             "request = \"command\"",
             "request = \"file_change\"",
             "request = \"user_input\"",
+            "request = \"permissions\"",
         ]) {
             assert!(all.contains(needle), "no case has `{needle}`");
         }

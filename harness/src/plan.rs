@@ -328,10 +328,13 @@ pub fn real_run_skip(scenario: &Scenario) -> Option<SkipReason> {
     // A server's own elicitation is real: its server sends it; so are a
     // Codex command or patch approval, for the mock model's escalated shell
     // command or its apply_patch under the read-only sandbox, and a Codex
-    // user-input request, for its request_user_input call.
+    // user-input or permissions request, for its request_user_input or
+    // request_permissions call.
     let real = |s: &Step| match s {
         Step::Request { raised_by: Some(_), .. } => true,
-        Step::Request { request: RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput, .. } => scenario.provider == Provider::Codex,
+        Step::Request { request: RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput | RequestKind::Permissions, .. } => {
+            scenario.provider == Provider::Codex
+        }
         Step::RawRequest { .. } | Step::Request { .. } => false,
         _ => true,
     };

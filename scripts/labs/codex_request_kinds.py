@@ -15,6 +15,10 @@ Cases (each a fresh CODEX_HOME, sandbox read-only):
                    the model calls request_permissions (offered only with
                    [features] request_permissions_tool = true), answered
                    with no permissions for the turn; with the request's params
+  permissions_never / permissions_granular_off / permissions_granular_on
+                   the same under approval policy never, and under granular
+                   with request_permissions false / true, answered with
+                   network granted
   user_input_plan  the same in a Plan-mode turn (turn/start's
                    collaborationMode), answered; with the request's params
                    (thread and turn ids left out)
@@ -187,6 +191,9 @@ def main(codex, version, out):
                                          features="default_mode_request_user_input = true")
     facts["permissions_feature"], _ = run(codex, CALLS["permissions"], "on-request", {"result": {"permissions": {}, "scope": "turn"}},
                                           features="request_permissions_tool = true")
+    grant = {"result": {"permissions": {"network": {"enabled": True}}, "scope": "turn"}}
+    for name, policy in [("never", "never"), ("granular_off", GRANULAR), ("granular_on", {"granular": dict(GRANULAR["granular"], request_permissions=True)})]:
+        facts["permissions_" + name], _ = run(codex, CALLS["permissions"], policy, grant, features="request_permissions_tool = true")
     facts["user_input_plan"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {"branch": {"answers": ["dev"]}}}}, mode="plan")
     facts["patch_error"], _ = run(codex, CALLS["patch"], "on-request", error)
     facts["patch_granular"], _ = run(codex, CALLS["patch"], GRANULAR, decline)

@@ -8,7 +8,7 @@ pub mod effective;
 pub mod exec;
 pub mod profile;
 mod server;
-pub use server::{decision_answer, elicitation_answer, user_input_answer};
+pub use server::{decision_answer, elicitation_answer, permissions_answer, user_input_answer};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -43,10 +43,17 @@ pub fn write_launch_recorder(path: &Path, transcript: &Path) -> std::io::Result<
 /// The `-c` settings the wrapper gives real Codex, by key (the fidelity
 /// comparison leaves them out of the driver's arguments): the mock model,
 /// and the feature that lets the model ask the user in a Default-mode turn
-/// (request_user_input, a `user_input` request step) without the warning
-/// that an under-development feature is on.
-pub const CODEX_WRAPPER_KEYS: [&str; 5] =
-    ["model_provider", "model", "model_providers.mock", "features.default_mode_request_user_input", "suppress_unstable_features_warning"];
+/// (request_user_input, a `user_input` request step), the feature that
+/// offers the model request_permissions (a `permissions` request step), and
+/// no warning that an under-development feature is on.
+pub const CODEX_WRAPPER_KEYS: [&str; 6] = [
+    "model_provider",
+    "model",
+    "model_providers.mock",
+    "features.default_mode_request_user_input",
+    "features.request_permissions_tool",
+    "suppress_unstable_features_warning",
+];
 
 /// Real Codex, pointed at the mock model with `-c` (the driver owns
 /// config.toml), behind the recording relay.
@@ -54,7 +61,7 @@ pub fn write_real_codex(path: &Path, relay: &FakeCommand, transcript: &Path, cod
     let provider = format!(
         "{{name=\"mock\",base_url=\"{model_base}\",wire_api=\"responses\",env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0}}"
     );
-    let values = ["\"mock\"", "\"mock-model\"", &provider, "true", "true"];
+    let values = ["\"mock\"", "\"mock-model\"", &provider, "true", "true", "true"];
     let overrides: Vec<String> = CODEX_WRAPPER_KEYS.iter().zip(values).flat_map(|(key, value)| ["-c".to_string(), format!("{key}={value}")]).collect();
     let mut line = vec![shell_quote(&relay.program.display().to_string())];
     line.extend(relay.prefix.iter().chain(&relayed(transcript, codex)).map(|a| shell_quote(a)));

@@ -207,11 +207,18 @@ pub fn decision_answer(result: &Value) -> Option<&'static str> {
 }
 
 pub fn classify_permissions(reply: &Option<Reply>) -> &'static str {
-    classify(reply, |r| match r.get("permissions") {
+    classify(reply, permissions_answer)
+}
+
+/// The answer a permissions request's result gives: a grant of some
+/// permission (accept), of none (decline), or None when it grants nothing
+/// Codex can read.
+pub fn permissions_answer(result: &Value) -> Option<&'static str> {
+    match result.get("permissions") {
         Some(Value::Object(p)) if p.values().all(Value::is_null) => Some("decline"),
         Some(Value::Object(_)) => Some("accept"),
         _ => None,
-    })
+    }
 }
 
 pub fn classify_user_input(reply: &Option<Reply>) -> &'static str {

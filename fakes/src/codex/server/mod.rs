@@ -5,6 +5,7 @@ pub(crate) mod call_meta;
 mod channel;
 mod command;
 mod patch;
+mod permissions;
 mod user_input;
 mod notices;
 mod rollout;
@@ -17,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use self::channel::Channel;
-pub use self::channel::{decision_answer, elicitation_answer, user_input_answer};
+pub use self::channel::{decision_answer, elicitation_answer, permissions_answer, user_input_answer};
 use self::rollout::Rollout;
 use self::thread::{new_thread_id, target, Thread};
 use self::turn::Turn;

@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::call_meta::CallMeta;
-use super::channel::{classify_elicitation, classify_permissions, classify_raw, recorded, Channel, Reply};
+use super::channel::{classify_elicitation, classify_raw, recorded, Channel, Reply};
 use super::notices::{self, random_uuid};
 use super::shapes::{self, now_ms, ToolFacts, ToolItem};
 use super::thread::{State, Thread};
@@ -90,7 +90,7 @@ impl Turn<'_> {
         // The model answers each tool call's output with one more response.
         let calls = actions
             .iter()
-            .filter(|a| matches!(a, Action::ToolCall { .. } | Action::Request { request: RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput, raised_by: None, .. }))
+            .filter(|a| matches!(a, Action::ToolCall { .. } | Action::Request { request: RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput | RequestKind::Permissions, raised_by: None, .. }))
             .count();
         self.raised = actions
             .iter()
@@ -117,6 +117,7 @@ impl Turn<'_> {
                     }
                 }
                 Action::Request { step, request: RequestKind::UserInput, raised_by: None, .. } => self.user_input_request(&ctx, step),
+                Action::Request { step, request: RequestKind::Permissions, raised_by: None, .. } => self.permissions_request(&ctx, step),
                 // A server's own elicitation comes from its tool's call.
                 Action::Request { raised_by: Some(_), .. } => {}
                 Action::Request { step, request, server, raised_by: None } => self.provider_request(&ctx, step, request, server.as_deref()),
@@ -221,32 +222,20 @@ impl Turn<'_> {
     }
 
     fn provider_request(&mut self, ctx: &Value, step: usize, kind: RequestKind, server: Option<&str>) {
-        let now = now_ms();
-        let item_id = format!("item-{step}");
         let mut params = ctx.clone();
         let extra = match kind {
-            // Played as the model's own calls (command.rs, patch.rs, user_input.rs).
-            RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput => return,
-            RequestKind::Permissions => json!({"itemId": item_id, "startedAtMs": now, "cwd": "/tmp", "reason": "needs network", "permissions": {"network": {"enabled": true}}}),
+            // Played as the model's own calls (command.rs, patch.rs, user_input.rs, permissions.rs).
+            RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput | RequestKind::Permissions => return,
             RequestKind::UrlElicitation => json!({"serverName": server.unwrap_or(""), "mode": "url", "elicitationId": format!("el-{step}"), "url": "https://example.invalid/consent", "message": "Open this page to sign in", "_meta": null}),
             RequestKind::FormElicitation => json!({"serverName": server.unwrap_or(""), "mode": "form", "message": "Please enter your API key", "requestedSchema": {"type": "object", "properties": {"api_key": {"type": "string"}}}, "_meta": null}),
         };
         if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
             p.extend(e.clone());
         }
-        let method = match kind {
-            RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput => return,
-            RequestKind::Permissions => "item/permissions/requestApproval",
-            RequestKind::UrlElicitation | RequestKind::FormElicitation => "mcpServer/elicitation/request",
-        };
+        let method = "mcpServer/elicitation/request";
         self.call_meta.asked_user();
         let reply = self.channel.ask(&self.thread.id, method, params);
-        let answer = match kind {
-            RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput => return,
-            RequestKind::Permissions => classify_permissions(&reply),
-            RequestKind::UrlElicitation | RequestKind::FormElicitation => classify_elicitation(&reply),
-        };
-        self.record_answer(step, method, &reply, answer);
+        self.record_answer(step, method, &reply, classify_elicitation(&reply));
     }
 
     fn tool_call(&mut self, ctx: &Value, step: usize, server: &str, tool: &str, arguments: &Value) {

@@ -381,9 +381,10 @@ fn raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
     out
 }
 
-/// The outcome of each `command`, `file_change` or `user_input` request
-/// step: the approval (or question) Codex asked for the mock model's
-/// command, patch or request_user_input `call_<step>`, the client's reply in
+/// The outcome of each `command`, `file_change`, `user_input` or
+/// `permissions` request step: the approval (or question) Codex asked for
+/// the mock model's command, patch, request_user_input or
+/// request_permissions `call_<step>`, the client's reply in
 /// the same process, the item's end (a question has none) and what the
 /// model was told.
 fn shell_request_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMap<String, Value>) -> Vec<Value> {
@@ -394,6 +395,7 @@ fn shell_request_outcomes(scenario: &Scenario, wire: &[Value], outputs: &BTreeMa
             Step::Request { request: RequestKind::Command, raised_by: None, .. } => ("item/commandExecution/requestApproval", decision),
             Step::Request { request: RequestKind::FileChange, raised_by: None, .. } => ("item/fileChange/requestApproval", decision),
             Step::Request { request: RequestKind::UserInput, raised_by: None, .. } => ("item/tool/requestUserInput", fakes::codex::user_input_answer),
+            Step::Request { request: RequestKind::Permissions, raised_by: None, .. } => ("item/permissions/requestApproval", fakes::codex::permissions_answer),
             _ => continue,
         };
         let call_id = format!("call_{i}");
