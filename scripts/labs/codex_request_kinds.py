@@ -15,6 +15,12 @@ Cases (each a fresh CODEX_HOME, sandbox read-only):
                    the model calls request_permissions (offered only with
                    [features] request_permissions_tool = true), answered
                    with no permissions for the turn; with the request's params
+  user_input_error / user_input_malformed / user_input_extra
+                   the same question answered with a JSON-RPC error, with a
+                   result without answers, with answers and another field
+  permissions_error / permissions_malformed
+                   the permissions request answered with a JSON-RPC error,
+                   with a result without permissions
   permissions_never / permissions_granular_off / permissions_granular_on
                    the same under approval policy never, and under granular
                    with request_permissions false / true, answered with
@@ -191,6 +197,13 @@ def main(codex, version, out):
                                          features="default_mode_request_user_input = true")
     facts["permissions_feature"], _ = run(codex, CALLS["permissions"], "on-request", {"result": {"permissions": {}, "scope": "turn"}},
                                           features="request_permissions_tool = true")
+    ui = "default_mode_request_user_input = true"
+    facts["user_input_error"], _ = run(codex, CALLS["user_input"], "on-request", error, features=ui)
+    facts["user_input_malformed"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"bogus": 1}}, features=ui)
+    facts["user_input_extra"], _ = run(codex, CALLS["user_input"], "on-request", {"result": {"answers": {"branch": {"answers": ["dev"]}}, "extra": 1}},
+                                       features=ui)
+    facts["permissions_error"], _ = run(codex, CALLS["permissions"], "on-request", error, features="request_permissions_tool = true")
+    facts["permissions_malformed"], _ = run(codex, CALLS["permissions"], "on-request", {"result": {"bogus": 1}}, features="request_permissions_tool = true")
     grant = {"result": {"permissions": {"network": {"enabled": True}}, "scope": "turn"}}
     for name, policy in [("never", "never"), ("granular_off", GRANULAR), ("granular_on", {"granular": dict(GRANULAR["granular"], request_permissions=True)})]:
         facts["permissions_" + name], _ = run(codex, CALLS["permissions"], policy, grant, features="request_permissions_tool = true")

@@ -34,7 +34,9 @@ impl Turn<'_> {
         let reply = self.channel.ask(&thread_id, "item/permissions/requestApproval", params);
         self.channel.notify("thread/status/changed", flags(json!([])));
         let answer = classify_permissions(&reply);
-        let model_saw = reply.as_ref().and_then(|r| r.result.as_ref()).map_or(Value::Null, |r| json!(granted(r)));
+        // An error or a result Codex cannot read grants nothing
+        // (request-kinds.json permissions_error, permissions_malformed).
+        let model_saw = reply.as_ref().map_or(Value::Null, |r| json!(granted(r.result.as_ref().unwrap_or(&Value::Null))));
         self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/permissions/requestApproval", "prompted": true,
                                 "answer": answer, "reply": recorded(&reply), "model_saw": model_saw}));
         self.call_answered(ctx, &call_id);
@@ -42,7 +44,8 @@ impl Turn<'_> {
 }
 
 /// Under approval policy `never`, or granular with `request_permissions`
-/// false (or absent), Codex grants nothing without asking
+/// false (absent, it reads false like the other granular fields), Codex
+/// grants nothing without asking
 /// (request-kinds.json permissions_never, permissions_granular_off;
 /// granular with it true asks: permissions_granular_on).
 fn nobody_asked(policy: &Value) -> bool {
@@ -61,4 +64,27 @@ fn granted(result: &Value) -> String {
     let pick = |v: &Value| if v.is_object() { v.to_string() } else { "null".into() };
     let scope = result.get("scope").cloned().unwrap_or(json!("turn"));
     format!("{{\"permissions\":{{\"network\":{},\"file_system\":{}}},\"scope\":{scope}}}", pick(&p["network"]), pick(&p["fileSystem"]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_is_told_the_grant_in_codex_field_order() {
+        let nothing = r#"{"permissions":{"network":null,"file_system":null},"scope":"turn"}"#;
+        assert_eq!(granted(&json!({"permissions": {"network": {"enabled": true}}, "scope": "turn"})),
+                   r#"{"permissions":{"network":{"enabled":true},"file_system":null},"scope":"turn"}"#);
+        for nothing_granted in [json!({"permissions": {}, "scope": "turn"}), json!({"bogus": 1}), Value::Null] {
+            assert_eq!(granted(&nothing_granted), nothing, "{nothing_granted}");
+        }
+    }
+
+    #[test]
+    fn never_and_granular_without_request_permissions_ask_nobody() {
+        assert!(nobody_asked(&json!("never")));
+        assert!(nobody_asked(&json!({"granular": {"request_permissions": false}})));
+        assert!(!nobody_asked(&json!({"granular": {"request_permissions": true}})));
+        assert!(!nobody_asked(&json!("on-request")));
+    }
 }

@@ -34,9 +34,7 @@ impl Turn<'_> {
         let reply = self.channel.ask(&thread_id, "item/tool/requestUserInput", params);
         self.channel.notify("thread/status/changed", flags(json!([])));
         let answer = classify_user_input(&reply);
-        // The model gets the client's result as JSON (measured with answers
-        // and empty answers; what it gets for an error is not measured).
-        let model_saw = reply.as_ref().and_then(|r| r.result.as_ref()).map_or(Value::Null, |r| json!(r.to_string()));
+        let model_saw = reply.as_ref().map_or(Value::Null, |r| json!(told(r.result.as_ref()).to_string()));
         self.rec.record(&json!({"event": "outcome", "step": step, "method": "item/tool/requestUserInput", "prompted": true,
                                 "answer": answer, "reply": recorded(&reply), "model_saw": model_saw}));
         self.call_answered(ctx, &call_id);
@@ -52,4 +50,33 @@ fn asked_questions() -> Value {
         q["isSecret"] = json!(false);
     }
     questions
+}
+
+/// What the model is told of the client's reply: the answers Codex read from
+/// it, as JSON, nothing else of the result; an error or a result it cannot
+/// read gives empty answers (request-kinds.json user_input_feature,
+/// user_input_error, user_input_malformed, user_input_extra).
+fn told(result: Option<&Value>) -> Value {
+    let read = |a: &Value| a.get("answers").and_then(Value::as_array).is_some_and(|l| l.iter().all(Value::is_string));
+    match result.and_then(|r| r.get("answers")).and_then(Value::as_object) {
+        Some(answers) if answers.values().all(read) => {
+            json!({"answers": answers.iter().map(|(k, a)| (k.clone(), json!({"answers": a["answers"]}))).collect::<serde_json::Map<_, _>>()})
+        }
+        _ => json!({"answers": {}}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_is_told_only_the_answers_codex_reads() {
+        let dev = json!({"branch": {"answers": ["dev"]}});
+        assert_eq!(told(Some(&json!({"answers": dev, "extra": 1}))), json!({"answers": dev}));
+        assert_eq!(told(Some(&json!({"answers": {"branch": {"answers": ["dev"], "note": "x"}}}))), json!({"answers": dev}));
+        for unreadable in [None, Some(json!({"bogus": 1})), Some(json!({"answers": {"branch": "dev"}})), Some(json!({"answers": []}))] {
+            assert_eq!(told(unreadable.as_ref()), json!({"answers": {}}), "{unreadable:?}");
+        }
+    }
 }
