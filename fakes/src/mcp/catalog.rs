@@ -46,6 +46,10 @@ pub struct Tool {
     /// with `elicitation/create` (stdio) and answers once it has the reply.
     #[serde(default)]
     pub elicits: Option<String>,
+    /// With `elicits`: a URL-mode elicitation asking the user to open this
+    /// page (`elicitationId` `<tool>-consent`) instead of a form.
+    #[serde(default)]
+    pub elicit_url: Option<String>,
 }
 
 impl Catalog {
@@ -121,9 +125,12 @@ impl Tool {
     }
 
     /// The `elicitation/create` params this tool's calls send, if any: its
-    /// question and a one-field form.
+    /// question and a one-field form, or its page to open.
     pub fn elicitation(&self) -> Option<Value> {
         let message = self.elicits.as_ref()?;
+        if let Some(url) = &self.elicit_url {
+            return Some(json!({"mode": "url", "message": message, "url": url, "elicitationId": format!("{}-consent", self.name)}));
+        }
         let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]});
         Some(json!({"message": message, "requestedSchema": schema}))
     }
@@ -136,6 +143,20 @@ impl Tool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_elicits_a_form_or_a_page_to_open() {
+        let c = Catalog::from_json_str(
+            r#"{"server":"crm","tools":[{"name":"ask","elicits":"Which?"},
+                {"name":"connect","elicits":"Sign in","elicit_url":"https://crm.example.invalid/"},{"name":"plain"}]}"#,
+        )
+        .unwrap();
+        let form = c.tools[0].elicitation().unwrap();
+        assert_eq!((form["message"].as_str(), form.get("mode")), (Some("Which?"), None));
+        assert_eq!(form["requestedSchema"]["required"], json!(["answer"]));
+        assert_eq!(c.tools[1].elicitation(), Some(json!({"mode": "url", "message": "Sign in", "url": "https://crm.example.invalid/", "elicitationId": "connect-consent"})));
+        assert_eq!(c.tools[2].elicitation(), None);
+    }
 
     #[test]
     fn parses_full_and_minimal_tools() {

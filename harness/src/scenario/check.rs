@@ -105,15 +105,21 @@ fn versions(s: &Scenario) -> Result<(), Problem> {
 }
 
 /// Why step `i`, a request `raised_by` the call of `tool` on `server`,
-/// cannot be one: it must be a form elicitation, the tool must elicit, and
+/// cannot be one: it must be an elicitation of the mode the tool's
+/// catalog gives (`elicit_url`: url, else form), the tool must elicit, and
 /// a step before it in its turn must call it.
 fn raised(s: &Scenario, i: usize, request: RequestKind, server: &str, tool: &str) -> Result<(), String> {
-    if request != RequestKind::FormElicitation {
-        return Err("only a form_elicitation is raised by a server's tool".into());
+    if !matches!(request, RequestKind::FormElicitation | RequestKind::UrlElicitation) {
+        return Err("only a form_elicitation or url_elicitation is raised by a server's tool".into());
     }
-    let elicits = s.servers.iter().find(|d| d.name.trim() == server.trim()).and_then(|d| d.catalog.as_ref()?.get(tool.trim())?.elicits.as_ref());
-    if elicits.is_none() {
+    let entry = s.servers.iter().find(|d| d.name.trim() == server.trim()).and_then(|d| d.catalog.as_ref()?.get(tool.trim()));
+    let Some(entry) = entry.filter(|c| c.elicits.is_some()) else {
         return Err(format!("`{server}`'s catalog gives tool `{tool}` no `elicits`"));
+    };
+    match (request, entry.elicit_url.is_some()) {
+        (RequestKind::FormElicitation, true) => return Err(format!("`{tool}` elicits in url mode (`elicit_url`): request = \"url_elicitation\"")),
+        (RequestKind::UrlElicitation, false) => return Err(format!("`{tool}` elicits a form (no `elicit_url`): request = \"form_elicitation\"")),
+        _ => {}
     }
     if super::raising_call(&s.steps, i).is_none() {
         return Err(format!("no step of its turn calls `{server}`'s `{tool}`"));
@@ -140,6 +146,9 @@ fn servers(s: &Scenario) -> Result<(), Problem> {
             if c.elicits.is_some() && (s.provider != Provider::Codex || server.transport != TransportKind::Stdio) {
                 // What Claude Code does with a server's elicitation is not measured.
                 return fail(at(&format!("catalog.{tool}.elicits")), "only a Codex scenario's stdio server elicits");
+            }
+            if c.elicit_url.is_some() && c.elicits.is_none() {
+                return fail(at(&format!("catalog.{tool}.elicit_url")), "needs `elicits`, the message that comes with the page");
             }
         }
         if s.launch.error.is_none() {

@@ -194,6 +194,10 @@ pub struct CatalogTool {
     /// during each call, before it answers (Codex, stdio servers).
     #[serde(default)]
     pub elicits: Option<String>,
+    /// With `elicits`: the question is a URL-mode elicitation asking the
+    /// user to open this page, not a form.
+    #[serde(default)]
+    pub elicit_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

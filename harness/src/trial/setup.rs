@@ -67,6 +67,9 @@ impl Setup {
                     if let Some(q) = &c.elicits {
                         t["elicits"] = json!(q);
                     }
+                    if let Some(url) = &c.elicit_url {
+                        t["elicit_url"] = json!(url);
+                    }
                     t
                 })
                 .collect();

@@ -348,8 +348,14 @@ impl Turn<'_> {
                 return json!({"action": "decline"});
             }
             let mut ask = json!({"threadId": ctx["threadId"], "turnId": ctx["turnId"], "serverName": server, "mode": "form",
-                                 "_meta": params.get("_meta").cloned().unwrap_or(Value::Null),
-                                 "message": params["message"], "requestedSchema": params["requestedSchema"]});
+                                 "_meta": params.get("_meta").cloned().unwrap_or(Value::Null), "message": params["message"]});
+            if params["mode"] == "url" {
+                ask["mode"] = json!("url");
+                ask["url"] = params["url"].clone();
+                ask["elicitationId"] = params["elicitationId"].clone();
+            } else {
+                ask["requestedSchema"] = params["requestedSchema"].clone();
+            }
             if profile.elicitation_has_environment_id() {
                 ask["environmentId"] = Value::Null;
             }
