@@ -3,8 +3,9 @@
 //! of annotations, per-tool policies (unknown tool names among them), the
 //! global policy, host answers, repeated calls within and across turns,
 //! attach/detach, resume, secret rotation, policy changes and reordering;
-//! on Codex, stdio tools that ask their own question (`elicits`), answered
-//! like the call that runs them, and shell commands outside the sandbox and
+//! on Codex, stdio tools that ask their own question (`elicits`, a form to
+//! fill or a page to open), answered like the call that runs them, and
+//! shell commands outside the sandbox and
 //! file changes under the read-only sandbox, whose approval the host
 //! answers, the model's questions to the user (request_user_input) and its
 //! requests for more permissions (request_permissions), which the host answers.
@@ -46,9 +47,17 @@ pub struct ToolCase {
     pub annotations: usize,
     /// `prompt`, `approve`, or no policy.
     pub policy: Option<&'static str>,
-    /// Its server asks the client a question during each call (Codex,
+    /// Its server asks the client something during each call (Codex,
     /// stdio servers only).
-    pub elicits: bool,
+    pub elicits: Option<Elicit>,
+}
+
+/// How a tool's server asks: a form to fill, or a page to open (MCP
+/// elicitation modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elicit {
+    Form,
+    Url,
 }
 
 /// Which revision of the generator made a provider's cases: it goes up
@@ -56,10 +65,11 @@ pub struct ToolCase {
 /// runs of the cases it would generate now. Codex 2: tools that elicit;
 /// Codex 3: command requests; Codex 4: file change requests; Codex 5: the
 /// model's questions (user input requests); Codex 6: the model's permission
-/// requests.
+/// requests; Codex 7: tools whose server asks the user to open a page (url
+/// elicitations).
 pub fn revision(provider: Provider) -> u32 {
     match provider {
-        Provider::Codex => 6,
+        Provider::Codex => 7,
         _ => 1,
     }
 }
@@ -120,17 +130,19 @@ fn server() -> impl Strategy<Value = ServerCase> {
             http,
             bearer: http && bearer,
             attached,
-            tools: tools.into_iter().enumerate().map(|(i, (annotations, policy))| ToolCase { name: TOOL_NAMES[i], annotations, policy, elicits: false }).collect(),
+            tools: tools.into_iter().enumerate().map(|(i, (annotations, policy))| ToolCase { name: TOOL_NAMES[i], annotations, policy, elicits: None }).collect(),
             unknown_policy: unknown.flatten(),
         })
 }
 
-/// A Codex server: one whose stdio tools may elicit. Its own strategy, so
-/// Claude Code's cases (and their logged runs) stay as they were.
+/// A Codex server: one whose stdio tools may elicit (a form or a page).
+/// Its own strategy, so Claude Code's cases (and their logged runs) stay as
+/// they were.
 fn codex_server() -> impl Strategy<Value = ServerCase> {
-    (server(), prop::collection::vec(prop::bool::weighted(0.2), 3)).prop_map(|(mut s, elicits)| {
+    let elicit = prop_oneof![8 => Just(None), 1 => Just(Some(Elicit::Form)), 1 => Just(Some(Elicit::Url))];
+    (server(), prop::collection::vec(elicit, 3)).prop_map(|(mut s, elicits)| {
         for (t, e) in s.tools.iter_mut().zip(elicits) {
-            t.elicits = e && !s.http;
+            t.elicits = e.filter(|_| !s.http);
         }
         s
     })
@@ -231,7 +243,7 @@ impl Case {
         let mut t = String::new();
         let _ = writeln!(t, "id = \"{id}\"\ntitle = \"generated case ({origin})\"\ncovers = []\nprovider = \"{}\"", self.provider.as_str());
         let _ = writeln!(t, "caught_by = []\ngenerated = \"{origin}\"");
-        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits)) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. } | StepCase::UserInput | StepCase::Permissions { .. })) {
+        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits.is_some())) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. } | StepCase::UserInput | StepCase::Permissions { .. })) {
             let _ = writeln!(t, "not_in_exec = \"a server's or the model's question or a command's, file change's or permissions' approval goes to a client, which codex exec has not\"");
         }
         let _ = writeln!(t, "\n[policy]\nglobal = \"{}\"", if self.auto_approve { "auto-approve" } else { "ask" });
@@ -249,8 +261,11 @@ impl Case {
                     let _ = writeln!(t, "tools.{}.approval_mode = \"{mode}\"", key(tool.name));
                 }
                 let _ = writeln!(t, "catalog.{}.annotations = {{ {} }}", key(tool.name), ANNOTATIONS[tool.annotations]);
-                if tool.elicits {
+                if tool.elicits.is_some() {
                     let _ = writeln!(t, "catalog.{}.elicits = \"Go ahead with {}?\"", key(tool.name), tool.name);
+                }
+                if tool.elicits == Some(Elicit::Url) {
+                    let _ = writeln!(t, "catalog.{}.elicit_url = \"https://{name}.example.invalid/{}\"", key(tool.name), tool.name);
                 }
             }
             if let Some(mode) = s.unknown_policy {
@@ -266,11 +281,16 @@ impl Case {
                     let host = host.map(|h| format!("\nhost = \"{h}\"")).unwrap_or_default();
                     let called = &tools[tool % tools.len()];
                     let call = format!("kind = \"tool_call\"\nserver = \"{name}\"\ntool = \"{}\"\nexpect = {{}}{host}", called.name);
-                    if !called.elicits {
+                    let request = match called.elicits {
+                        None => "",
+                        Some(Elicit::Form) => "form_elicitation",
+                        Some(Elicit::Url) => "url_elicitation",
+                    };
+                    if request.is_empty() {
                         call
                     } else {
                         // The host answers the server's question as it answers the call.
-                        let ask = format!("kind = \"request\"\nrequest = \"form_elicitation\"\nserver = \"{name}\"\nraised_by = \"{}\"\nexpect = {{}}{host}", called.name);
+                        let ask = format!("kind = \"request\"\nrequest = \"{request}\"\nserver = \"{name}\"\nraised_by = \"{}\"\nexpect = {{}}{host}", called.name);
                         format!("{call}\n\n[[steps]]\n{ask}")
                     }
                 }
@@ -348,7 +368,7 @@ mod tests {
     /// then this table): logged agreement counts are of the cases of theirs.
     #[test]
     fn the_cases_change_only_with_the_revision() {
-        for (provider, rev, pinned) in [(Provider::Codex, 6, 7859485452651809041), (Provider::Claude, 1, 18130716173853162555)] {
+        for (provider, rev, pinned) in [(Provider::Codex, 7, 7094080888833532670), (Provider::Claude, 1, 18130716173853162555)] {
             assert_eq!((revision(provider), digest(provider)), (rev, pinned), "{}: cases changed: bump generate::revision and pin the new digest", provider.as_str());
         }
     }
@@ -399,6 +419,8 @@ mod tests {
             "kind = \"reorder_servers\"",
             "elicits = ",
             "raised_by = ",
+            "elicit_url = ",
+            "request = \"url_elicitation\"",
             "request = \"command\"",
             "request = \"file_change\"",
             "request = \"user_input\"",
