@@ -42,6 +42,9 @@ pub struct Parts {
     /// Claude Code in SDK host mode: the behavior object answering a
     /// `can_use_tool` request about `mcp__S__T`.
     pub claude_can_use_tool: fn(tool_name: &str, input: &Value, ctx: &Context, host: &mut dyn Host) -> Value,
+    /// Claude Code in SDK host mode: the action answering a server's own
+    /// `elicitation` request.
+    pub claude_elicitation: fn(request: &Value, host: &mut dyn Host) -> Value,
     /// Claude Code in SDK host mode: the permission mode set for the mode
     /// the host asked for.
     pub claude_permission_mode: fn(&str) -> String,
@@ -94,6 +97,7 @@ impl Parts {
             claude_auth_header: |var, _| format!("Bearer ${{{var}}}"),
             claude_permission: permission,
             claude_can_use_tool: crate::claude_sdk::answer::can_use_tool,
+            claude_elicitation: crate::claude_sdk::answer::elicitation,
             claude_permission_mode: |mode| mode.to_string(),
             claude_print_mode: Some("default"),
             // Every gated call is decided in can_use_tool: no hooks.

@@ -159,6 +159,16 @@ class Driver {
     return { behavior: "deny", message: "The host declined this tool call." };
   }
 
+  // A server's own question (a form, or a page to open) is the user's to
+  // answer: it goes to the host like a prompt, whatever the tool's policy.
+  async elicit(request) {
+    const type = request.mode === "url" ? "url_elicitation" : "form_elicitation";
+    const decision = await this.host("host/decide", { prompt: { type, server: request.serverName } });
+    if (decision.answer === "accept") return { action: "accept", content: {} };
+    if (decision.answer === "cancel") return { action: "cancel" };
+    return { action: "decline" };
+  }
+
   async turn(prompt) {
     if (!this.launch) throw new DriverError("not-open", "open() first");
     const env = { ...process.env, CLAUDE_CONFIG_DIR: this.launch.home };
@@ -172,6 +182,7 @@ class Driver {
       mcpServers,
       allowedTools: this.allowedTools(),
       canUseTool: (name, input, opts) => this.canUseTool(name, input, opts),
+      onElicitation: (request) => this.elicit(request),
       stderr: (text) => process.stderr.write(text),
     };
     if (this.sessionId) options.resume = this.sessionId;

@@ -427,6 +427,12 @@ pub fn mutants() -> Vec<Mutant> {
             "resume keeps the running provider, so rotated secrets and changed policies never arrive",
             Wiring { resume_is_noop: true, ..Wiring::default() },
         ),
+        sdk_parts("sdk-blanket-accept", "SDK host mode: accepts every server elicitation itself; the host never sees the question", |p| {
+            p.claude_elicitation = |_, _| json!({"action": "accept", "content": {}});
+        }),
+        sdk_parts("sdk-refuse-elicitations", "SDK host mode: answers a server's elicitation with an empty result, never asking the host, so Claude Code cancels it", |p| {
+            p.claude_elicitation = |_, _| json!({});
+        }),
         sdk_parts("sdk-allow-all", "SDK host mode: answers every can_use_tool with allow, never asking the host", |p| {
             p.claude_can_use_tool = |_, input, _, _| json!({"behavior": "allow", "updatedInput": input});
         }),

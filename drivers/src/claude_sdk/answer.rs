@@ -21,6 +21,24 @@ pub fn can_use_tool(tool_name: &str, input: &Value, ctx: &Context, host: &mut dy
     }
 }
 
+/// The answer to a server's own `elicitation` request (a form to fill or a
+/// page to open, `mcp_server_name` asking): the host decides; nothing is
+/// accepted without it. Claude Code passes the action (and any content) on
+/// to the server.
+pub fn elicitation(request: &Value, host: &mut dyn Host) -> Value {
+    let server = request.get("mcp_server_name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let prompt = if request.get("mode").and_then(Value::as_str) == Some("url") {
+        HostPrompt::UrlElicitation { server }
+    } else {
+        HostPrompt::FormElicitation { server }
+    };
+    match host.decide(&prompt) {
+        HostDecision::Accept => json!({"action": "accept", "content": {}}),
+        HostDecision::Decline => json!({"action": "decline"}),
+        HostDecision::Cancel => json!({"action": "cancel"}),
+    }
+}
+
 /// The host as [`decide`] asks it, keeping the input the host puts in
 /// place of the model's when it accepts.
 pub struct Editing<'a> {

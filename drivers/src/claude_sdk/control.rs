@@ -9,6 +9,8 @@ use serde_json::{json, Map, Value};
 pub enum FromCli {
     /// A gated call: answer with a behavior object.
     CanUseTool { id: String, request: Value },
+    /// A server's own elicitation (a form or a page): answer with an action.
+    Elicitation { id: String, request: Value },
     /// A PreToolUse hook the host registered in initialize: answer with
     /// the hook's output.
     HookCallback { id: String, request: Value },
@@ -35,6 +37,7 @@ pub fn classify(msg: Value) -> Result<FromCli, String> {
             match text(&request, "subtype").as_deref() {
                 Some("can_use_tool") => Ok(FromCli::CanUseTool { id, request }),
                 Some("hook_callback") => Ok(FromCli::HookCallback { id, request }),
+                Some("elicitation") => Ok(FromCli::Elicitation { id, request }),
                 Some("mcp_message") => Ok(FromCli::McpMessage {
                     id,
                     server: text(&request, "server_name").unwrap_or_default(),
@@ -66,6 +69,11 @@ pub fn initialize(id: &str, servers: &Map<String, Value>, sdk_servers: &[String]
         request["hooks"] = hooks;
     }
     json!({"type": "control_request", "request_id": id, "request": request})
+}
+
+/// A success reply carrying `response` (an elicitation's action).
+pub fn success_reply(id: &str, response: Value) -> Value {
+    json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}})
 }
 
 /// The reply to a `hook_callback` request: the hook's output.
@@ -140,8 +148,10 @@ mod tests {
         assert_eq!(classify(mcp), Ok(FromCli::McpMessage { id: "u3".into(), server: "host".into(), message: json!({"id": 0}) }));
         let hook = json!({"type": "control_request", "request_id": "u2", "request": {"subtype": "hook_callback"}});
         assert!(matches!(classify(hook), Ok(FromCli::HookCallback { ref id, .. }) if id == "u2"));
-        let other = json!({"type": "control_request", "request_id": "u4", "request": {"subtype": "elicitation"}});
-        assert_eq!(classify(other), Ok(FromCli::Unsupported { id: "u4".into(), subtype: "elicitation".into() }));
+        let elicit = json!({"type": "control_request", "request_id": "u4", "request": {"subtype": "elicitation"}});
+        assert!(matches!(classify(elicit), Ok(FromCli::Elicitation { ref id, .. }) if id == "u4"));
+        let other = json!({"type": "control_request", "request_id": "u5", "request": {"subtype": "rewind_files"}});
+        assert_eq!(classify(other), Ok(FromCli::Unsupported { id: "u5".into(), subtype: "rewind_files".into() }));
         assert!(classify(json!({"type": "control_request", "request": {"subtype": "can_use_tool"}})).is_err());
         assert!(matches!(classify(json!({"type": "control_response", "response": {"request_id": "i", "subtype": "success"}})), Ok(FromCli::Response { .. })));
         assert_eq!(classify(json!({"type": "control_cancel_request", "request_id": "u1"})), Ok(FromCli::Cancelled));

@@ -289,6 +289,12 @@ impl ClaudeSdkDriver {
                     let behavior = (self.parts.claude_can_use_tool)(name, &input, &turn.ctx, host);
                     self.send(&control::can_use_tool_reply(&id, &request, behavior))?;
                 }
+                FromCli::Elicitation { id, request } => {
+                    // A fail-closed driver refuses it itself; the CLI then
+                    // tells the server the user declined.
+                    let answer = if self.parts.host_prompts { (self.parts.claude_elicitation)(&request, host) } else { json!({"action": "decline"}) };
+                    self.send(&control::success_reply(&id, answer))?;
+                }
                 FromCli::HookCallback { id, request } => {
                     let output = (self.parts.claude_hook_answer)(request.get("input").unwrap_or(&Value::Null));
                     self.send(&control::hook_reply(&id, output))?;

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod elicitation;
 mod output;
 pub mod can_use_tool;
 mod hooks;

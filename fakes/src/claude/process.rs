@@ -230,6 +230,8 @@ impl Launch {
             sdk_pending: Vec::new(),
             sdk_opened: Vec::new(),
             auto_notice_sent: false,
+            raised: Vec::new(),
+            call_step: 0,
         }
     }
 }
@@ -256,12 +258,21 @@ pub fn next_turn(script: &Script, state: &mut State, session_id: &str) -> (usize
 /// with this stderr line. A host's deny with interrupt, or a hook's
 /// `continue: false`, ends the turn.
 pub fn play(session: &mut Session, actions: Vec<Action>) -> Result<(), String> {
+    session.raised = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Request { step, raised_by: Some(call), .. } => Some((*call, *step)),
+            _ => None,
+        })
+        .collect();
     for action in actions {
         if session.interrupted || session.hook_stopped || session.host.as_ref().is_some_and(|h| h.ended().is_some()) {
             break;
         }
         match action {
             Action::ToolCall { step, server, tool, arguments } => session.tool_call(step, &server, &tool, &arguments)?,
+            // A server's own elicitation comes from its tool's call.
+            Action::Request { raised_by: Some(_), .. } => {}
             Action::Request { step, request, .. } => {
                 session.rec.record(&json!({"event": "unsupported", "step": step, "kind": "request", "request": request}));
             }

@@ -129,12 +129,22 @@ impl Session {
     /// (CLAUDE_CODE_SDK_READS_SESSION_STATE non-empty, as both SDKs set it;
     /// read in 2.1.332's source, seen on its wire).
     pub fn session_state(&mut self, state: &str) {
-        if self.host.is_some() && self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_some_and(|v| !v.is_empty()) {
-            let mut event = json!({"type": "system", "subtype": "session_state_changed", "state": state, "sdk_host_only": true, "uuid": new_uuid(), "session_id": self.session_id});
-            if self.profile.stamps_sdk_events() {
+        if let Some(event) = self.session_states()(state) {
+            self.out.event(event);
+        }
+    }
+
+    /// Makes the event [`Session::session_state`] sends for a state, None
+    /// when the host reads none; for code that holds `out` itself.
+    pub(super) fn session_states(&self) -> impl Fn(&str) -> Option<Value> {
+        let reads = self.host.is_some() && self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_some_and(|v| !v.is_empty());
+        let (stamps, session_id) = (self.profile.stamps_sdk_events(), self.session_id.clone());
+        move |state: &str| {
+            let mut event = json!({"type": "system", "subtype": "session_state_changed", "state": state, "sdk_host_only": true, "uuid": new_uuid(), "session_id": session_id});
+            if stamps {
                 event["written_at"] = json!(stream::timestamp());
             }
-            self.out.event(event);
+            reads.then_some(event)
         }
     }
 

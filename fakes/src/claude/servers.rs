@@ -13,7 +13,8 @@ use super::config::{ServerConfig, ServerTransport};
 use super::profile::{self, Profile};
 use super::rules::{self, Rules};
 use super::sdk_link::HostLink;
-use crate::mcp_client::{CallFailure, Greeting, Handshake, McpConnection, ServerTarget};
+use super::elicitation;
+use crate::mcp_client::{method_not_found, CallFailure, Greeting, Handshake, McpConnection, ServerTarget};
 use crate::wire::Recorder;
 
 /// Default tool timeout: 1e8 ms, as measured.
@@ -147,24 +148,30 @@ impl Servers {
         per_server.or(self.env_timeout_ms).unwrap_or(DEFAULT_TOOL_TIMEOUT_MS).max(1000.0)
     }
 
-    /// One tools/call with the server's timeout; elicitations are cancelled.
-    pub fn call(&mut self, server: &str, tool: &str, tool_use_id: &str, arguments: &Value) -> Result<Value, CallFailure> {
+    /// One tools/call with the server's timeout. A server's elicitation
+    /// gets what `elicit` answers (print mode: cancel), unless it is in a
+    /// URL mode this version's client refuses.
+    pub fn call(&mut self, server: &str, tool: &str, tool_use_id: &str, arguments: &Value, elicit: &mut dyn FnMut(&Value) -> Value) -> Result<Value, CallFailure> {
         let timeout_ms = self.timeout_ms(server);
-        let reason = self.profile.cancel_reason();
+        let profile = self.profile;
+        let reason = profile.cancel_reason();
         let rec = self.rec.clone();
         let roots = &self.roots;
         let Some(Server { conn: Ok((Link::Mcp(conn), _)), .. }) = self.list.iter_mut().find(|s| s.config.name == server) else {
             return Err(CallFailure::Transport(format!("MCP server \"{server}\" is not connected")));
         };
         let server_name = server.to_string();
-        let mut on_request = |method: &str, _params: &Value| -> Option<Value> {
+        let mut on_request = |method: &str, params: &Value| -> Result<Value, Value> {
             let answer = match method {
-                "elicitation/create" => Some(json!({"action": "cancel"})),
-                "roots/list" => Some(roots.clone()),
-                "ping" => Some(json!({})),
-                _ => None,
+                "elicitation/create" => match elicitation::url_refusal(&profile, params) {
+                    Some(error) => Err(error),
+                    None => Ok(elicit(params)),
+                },
+                "roots/list" => Ok(roots.clone()),
+                "ping" => Ok(json!({})),
+                _ => Err(method_not_found()),
             };
-            rec.record(&json!({"event": "server_request", "server": server_name, "method": method, "answer": answer}));
+            rec.record(&json!({"event": "server_request", "server": server_name, "method": method, "answer": answer.as_ref().ok(), "error": answer.as_ref().err()}));
             answer
         };
         let id = tool_use_id.to_string();

@@ -72,6 +72,11 @@ pub struct Session {
     pub sdk_opened: Vec<super::sdk_link::Opened>,
     /// Auto mode's notice (one per process) has been sent.
     pub auto_notice_sent: bool,
+    /// This turn's server elicitations: (step of the call whose server
+    /// sends one, the request's own step).
+    pub raised: Vec<(usize, usize)>,
+    /// The step of the call being run.
+    pub call_step: usize,
 }
 
 /// What a call's hooks leave for the rules.
@@ -243,6 +248,7 @@ impl Session {
     /// this stderr line, as the real CLI does for a missing prompt tool.
     pub fn tool_call(&mut self, step: usize, server: &str, tool: &str, arguments: &Value) -> Result<(), String> {
         let id = format!("toolu_fake_{step}");
+        self.call_step = step;
         let name = rules::tool_name(server, tool);
         self.search_tool(step, &name);
         let meta = self.tool_use_meta(server, tool, &id);
@@ -382,7 +388,7 @@ impl Session {
             return (o, Some(message));
         };
         let request = json!({"tool_name": name, "input": arguments, "tool_use_id": id});
-        let reply = self.servers.call(&p_server, &p_tool, id, &request);
+        let reply = self.servers.call(&p_server, &p_tool, id, &request, &mut |_| json!({"action": "cancel"}));
         let answer = match &reply {
             Ok(result) => rules::parse_prompt_answer(result),
             Err(_) => PromptAnswer::Invalid,
@@ -488,7 +494,7 @@ impl Session {
             return self.run_sdk_tool(server, tool, id, arguments);
         }
         let timeout_ms = self.servers.timeout_ms(server);
-        let reply = self.servers.call(server, tool, id, arguments);
+        let reply = self.call_answering_elicitations(server, tool, id, arguments);
         let (rendered, item_status, mcp_result) = match reply {
             Ok(result) => {
                 let (rendered, status) = self.render_result(server, tool, &result);

@@ -327,6 +327,11 @@ pub struct Greeting {
     pub tools: Vec<Value>,
 }
 
+/// The error a client answers a server request it does not serve with.
+pub fn method_not_found() -> Value {
+    json!({"code": -32601, "message": "Method not found"})
+}
+
 /// Why [`McpConnection::call_with_timeout`] brought back no result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallFailure {
@@ -348,7 +353,7 @@ impl McpConnection {
     ) -> Result<(McpConnection, Greeting), String> {
         let transport = Transport::open(settings, env)?;
         let mut conn = McpConnection::new(transport);
-        let mut no_requests = |_: &str, _: &Value| None;
+        let mut no_requests = |_: &str, _: &Value| Err(method_not_found());
         if let Some((id, params)) = &handshake.discover {
             let _ = conn.exchange(id.clone(), "server/discover", params.clone(), CALL_TIMEOUT, None, &mut no_requests);
         }
@@ -378,7 +383,8 @@ impl McpConnection {
     /// the request id (Claude Code's progressToken is that id). On expiry
     /// the server gets `notifications/cancelled` with `cancel_reason`.
     /// Server requests arriving meanwhile (stdio) are answered with what
-    /// `on_request(method, params)` returns; `None` answers -32601.
+    /// `on_request(method, params)` returns: a result, or (Err) a JSON-RPC
+    /// error object such as [`method_not_found`].
     pub fn call_with_timeout(
         &mut self,
         tool: &str,
@@ -386,7 +392,7 @@ impl McpConnection {
         meta: impl FnOnce(u64) -> Value,
         timeout: Duration,
         cancel_reason: &str,
-        on_request: &mut dyn FnMut(&str, &Value) -> Option<Value>,
+        on_request: &mut dyn FnMut(&str, &Value) -> Result<Value, Value>,
     ) -> Result<Value, CallFailure> {
         self.next_id += 1;
         let id = self.next_id;
@@ -413,7 +419,7 @@ impl McpConnection {
         params: Value,
         timeout: Duration,
         cancel_reason: Option<&str>,
-        on_request: &mut dyn FnMut(&str, &Value) -> Option<Value>,
+        on_request: &mut dyn FnMut(&str, &Value) -> Result<Value, Value>,
     ) -> Result<Value, CallFailure> {
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if !params.is_null() {
@@ -436,8 +442,8 @@ impl McpConnection {
                     match (v.get("method").and_then(Value::as_str), v.get("id")) {
                         (Some(m), Some(rid)) => {
                             let answer = match on_request(m, v.get("params").unwrap_or(&Value::Null)) {
-                                Some(result) => json!({"jsonrpc": "2.0", "id": rid, "result": result}),
-                                None => json!({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}),
+                                Ok(result) => json!({"jsonrpc": "2.0", "id": rid, "result": result}),
+                                Err(error) => json!({"jsonrpc": "2.0", "id": rid, "error": error}),
                             };
                             let _ = wire::write_message(stdin, &answer);
                         }

@@ -70,7 +70,7 @@ fn http_sessions_sse_answers_and_timeouts() {
     assert_eq!(conn.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["t"]);
     conn.call("t", &json!({}), json!({"k": 1})).unwrap();
     let start = std::time::Instant::now();
-    let failed = conn.call_with_timeout("t", &json!({}), |_| Value::Null, Duration::from_millis(100), "late", &mut |_, _| None);
+    let failed = conn.call_with_timeout("t", &json!({}), |_| Value::Null, Duration::from_millis(100), "late", &mut |_, _| Err(super::method_not_found()));
     assert_eq!(failed, Err(CallFailure::TimedOut));
     assert!(start.elapsed() < Duration::from_millis(800), "{:?}", start.elapsed());
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
@@ -91,6 +91,6 @@ fn http_sessions_sse_answers_and_timeouts() {
     assert_eq!(messages[2]["params"], json!({"_meta": {"progressToken": 0}}));
     assert_eq!(messages[3]["params"]["_meta"], json!({"k": 1, "progressToken": 1}));
     drop(http);
-    let failed = conn.call_with_timeout("t", &json!({}), |_| Value::Null, Duration::from_secs(5), "late", &mut |_, _| None);
+    let failed = conn.call_with_timeout("t", &json!({}), |_| Value::Null, Duration::from_secs(5), "late", &mut |_, _| Err(super::method_not_found()));
     assert!(matches!(failed, Err(CallFailure::Transport(ref m)) if m.starts_with("connect 127.0.0.1:")), "{failed:?}");
 }

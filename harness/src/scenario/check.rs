@@ -143,9 +143,9 @@ fn servers(s: &Scenario) -> Result<(), Problem> {
             if c.delay_ms.is_some_and(|ms| ms > MAX_DELAY_MS) {
                 return fail(at(&format!("catalog.{tool}.delay_ms")), format!("at most {MAX_DELAY_MS} ms: a trial must end in time"));
             }
-            if c.elicits.is_some() && (s.provider != Provider::Codex || server.transport != TransportKind::Stdio) {
-                // What Claude Code does with a server's elicitation is not measured.
-                return fail(at(&format!("catalog.{tool}.elicits")), "only a Codex scenario's stdio server elicits");
+            if c.elicits.is_some() && (!matches!(s.provider, Provider::Codex | Provider::Claude) || server.transport != TransportKind::Stdio) {
+                // The fake MCP server elicits over stdio only; what the other CLIs do with one is not measured.
+                return fail(at(&format!("catalog.{tool}.elicits")), "only a Codex or Claude Code scenario's stdio server elicits");
             }
             if c.elicit_url.is_some() && c.elicits.is_none() {
                 return fail(at(&format!("catalog.{tool}.elicit_url")), "needs `elicits`, the message that comes with the page");
@@ -217,8 +217,12 @@ fn steps(s: &Scenario) -> Result<(), Problem> {
                     tool_expect(s, &at("fail_closed"), over)?;
                 }
             }
-            Step::Request { .. } | Step::RawRequest { .. } if s.provider != Provider::Codex => {
-                return fail(format!("steps[{i}]"), "provider requests are only scripted for codex");
+            // Claude Code's only requests a scenario can raise are its servers' own elicitations.
+            Step::Request { raised_by: None, .. } | Step::RawRequest { .. } if s.provider != Provider::Codex => {
+                return fail(format!("steps[{i}]"), "provider requests are only scripted for codex (Claude Code: a server's own elicitation, `raised_by`)");
+            }
+            Step::Request { .. } if !matches!(s.provider, Provider::Codex | Provider::Claude) => {
+                return fail(format!("steps[{i}]"), "provider requests are only scripted for codex (Claude Code: a server's own elicitation, `raised_by`)");
             }
             Step::Request { request, server, raised_by, expect, fail_closed, .. } => {
                 let needs_server = matches!(request, RequestKind::UrlElicitation | RequestKind::FormElicitation);

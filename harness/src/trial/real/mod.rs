@@ -158,6 +158,38 @@ pub fn derive_claude_outcomes(scenario: &Scenario, transcript: &Path, recordings
             "mcp_result": mcp_result.unwrap_or(Value::Null),
         }));
     }
+    for outcome in claude_raised_outcomes(scenario, &wire) {
+        rec.record(&outcome);
+    }
+}
+
+/// The outcome of each `request` step a Claude Code server raises itself:
+/// the `elicitation` control request the CLI sent the SDK host after the
+/// model's call of that tool, and the host's reply to it. Print mode sends
+/// none, so no outcome.
+fn claude_raised_outcomes(scenario: &Scenario, wire: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let Step::Request { server: Some(server), .. } = step else { continue };
+        let Some(call) = crate::scenario::raising_call(&scenario.steps, i) else { continue };
+        let id = json!(format!("toolu_fake_{call}"));
+        let sent = |e: &&Value| e["dir"] == "s2c" && e["event"].is_null();
+        let Some(start) = wire.iter().position(|e| {
+            sent(&e) && e["msg"]["type"] == "assistant" && e["msg"]["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["id"] == id))
+        }) else {
+            continue;
+        };
+        // While the call runs: before its tool_result.
+        let result = |m: &Value| m["type"] == "user" && m["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["tool_use_id"] == id));
+        let asked = wire[start..].iter().filter(sent).map(|e| &e["msg"]).take_while(|m| !result(m)).find(|m| {
+            m["type"] == "control_request" && m["request"]["subtype"] == "elicitation" && m["request"]["mcp_server_name"] == server.trim()
+        });
+        let Some(request_id) = asked.map(|m| m["request_id"].clone()) else { continue };
+        let reply = wire.iter().find(|e| e["dir"] == "c2s" && e["msg"]["type"] == "control_response" && e["msg"]["response"]["request_id"] == request_id);
+        let answer = fakes::claude::elicitation::answer_word(reply.map(|e| &e["msg"]["response"]));
+        out.push(json!({"event": "outcome", "derived": true, "step": i, "method": "elicitation", "prompted": true, "answer": answer}));
+    }
+    out
 }
 
 /// What the permission prompt tool answered, by tool use id, for every
