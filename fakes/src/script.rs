@@ -49,6 +49,18 @@ pub enum Action {
     Raw { step: usize, method: String, params: Value },
 }
 
+/// A turn's server elicitations: (step of the call whose server sends
+/// one, the request's own step).
+pub fn raised_elicitations(actions: &[Action]) -> Vec<(usize, usize)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Request { step, raised_by: Some(call), .. } => Some((*call, *step)),
+            _ => None,
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestKind {

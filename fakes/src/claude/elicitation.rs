@@ -9,38 +9,6 @@
 use serde_json::{json, Value};
 
 use super::profile::Profile;
-use super::session::Session;
-use crate::mcp_client::CallFailure;
-
-impl Session {
-    /// One tools/call of a stdio or HTTP server whose elicitations go to the
-    /// SDK host, if there is one (print mode cancels them); the host's
-    /// answer is the outcome of the scenario step that raised it.
-    pub(super) fn call_answering_elicitations(&mut self, server: &str, tool: &str, id: &str, arguments: &Value) -> Result<Value, CallFailure> {
-        let raised = self.raised.iter().find(|(call, _)| *call == self.call_step).map(|(_, step)| *step);
-        let (host, rec, states) = (self.host.clone(), self.rec.clone(), self.session_states());
-        let out = &mut self.out;
-        let mut elicit = |params: &Value| -> Value {
-            let Some(host) = host.as_deref() else {
-                return json!({"action": "cancel"});
-            };
-            // The session waits on the host meanwhile, as for can_use_tool.
-            if let Some(event) = states("requires_action") {
-                out.event(event);
-            }
-            let reply = host.ask(out, control_request(server, params), false).ok();
-            if let Some(event) = states("running") {
-                out.event(event);
-            }
-            if let Some(step) = raised {
-                let answer = answer_word(reply.as_ref());
-                rec.record(&json!({"event": "outcome", "step": step, "method": "elicitation", "prompted": true, "answer": answer, "reply": reply}));
-            }
-            passed_back(reply.as_ref())
-        };
-        self.servers.call(server, tool, id, arguments, &mut elicit)
-    }
-}
 
 /// The JSON-RPC error the CLI answers a URL-mode elicitation with when its
 /// client announced no `url` mode; None when it handles it. The lab saw

@@ -258,13 +258,7 @@ pub fn next_turn(script: &Script, state: &mut State, session_id: &str) -> (usize
 /// with this stderr line. A host's deny with interrupt, or a hook's
 /// `continue: false`, ends the turn.
 pub fn play(session: &mut Session, actions: Vec<Action>) -> Result<(), String> {
-    session.raised = actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Request { step, raised_by: Some(call), .. } => Some((*call, *step)),
-            _ => None,
-        })
-        .collect();
+    session.raised = crate::script::raised_elicitations(&actions);
     for action in actions {
         if session.interrupted || session.hook_stopped || session.host.as_ref().is_some_and(|h| h.ended().is_some()) {
             break;

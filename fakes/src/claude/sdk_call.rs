@@ -6,6 +6,7 @@
 use serde_json::{json, Value};
 
 use super::can_use_tool::{self, Why};
+use super::elicitation;
 use super::hooks::{self, CallPlace, Combined, HookAnswer};
 use super::host::Stop;
 use super::profile;
@@ -13,6 +14,7 @@ use super::render::Rendered;
 use super::session::{CallOutcome, HookVerdict, Session};
 use super::stream;
 use super::uuid::new_uuid;
+use crate::mcp_client::CallFailure;
 
 impl Session {
     fn server_source(&self, server: &str) -> &'static str {
@@ -170,5 +172,35 @@ impl Session {
     /// assistant message, an empty result (measured on both versions).
     pub(super) fn finish_hook_stopped(&mut self) {
         self.result("success", json!(""), "tool_use", "hook_stopped");
+    }
+}
+
+impl Session {
+    /// One tools/call of a stdio or HTTP server whose elicitations go to the
+    /// SDK host, if there is one (print mode cancels them); the host's
+    /// answer is the outcome of the scenario step that raised it.
+    pub(super) fn call_answering_elicitations(&mut self, server: &str, tool: &str, id: &str, arguments: &Value) -> Result<Value, CallFailure> {
+        let raised = self.raised.iter().find(|(call, _)| *call == self.call_step).map(|(_, step)| *step);
+        let (host, rec, states) = (self.host.clone(), self.rec.clone(), self.session_states());
+        let out = &mut self.out;
+        let mut elicit = |params: &Value| -> Value {
+            let Some(host) = host.as_deref() else {
+                return json!({"action": "cancel"});
+            };
+            // The session waits on the host meanwhile, as for can_use_tool.
+            if let Some(event) = states("requires_action") {
+                out.event(event);
+            }
+            let reply = host.ask(out, elicitation::control_request(server, params), false).ok();
+            if let Some(event) = states("running") {
+                out.event(event);
+            }
+            if let Some(step) = raised {
+                let answer = elicitation::answer_word(reply.as_ref());
+                rec.record(&json!({"event": "outcome", "step": step, "method": "elicitation", "prompted": true, "answer": answer, "reply": reply}));
+            }
+            elicitation::passed_back(reply.as_ref())
+        };
+        self.servers.call(server, tool, id, arguments, &mut elicit)
     }
 }

@@ -92,13 +92,7 @@ impl Turn<'_> {
             .iter()
             .filter(|a| matches!(a, Action::ToolCall { .. } | Action::Request { request: RequestKind::Command | RequestKind::FileChange | RequestKind::UserInput | RequestKind::Permissions, raised_by: None, .. }))
             .count();
-        self.raised = actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::Request { step, raised_by: Some(call), .. } => Some((*call, *step)),
-                _ => None,
-            })
-            .collect();
+        self.raised = crate::script::raised_elicitations(&actions);
         for action in actions {
             if self.channel.closed() {
                 return;
