@@ -11,14 +11,14 @@ use serde_json::{json, Value};
 use super::profile::Profile;
 
 /// The JSON-RPC error the CLI answers a URL-mode elicitation with when its
-/// client announced no `url` mode; None when it handles it. The lab saw
-/// 2.1.267..2.1.273 word it "MCP error -32602: ..."; no committed recording
-/// shows that yet, so it is not simulated (a fact needs one).
+/// client announced no `url` mode; None when it handles it.
 pub fn url_refusal(profile: &Profile, params: &Value) -> Option<Value> {
     if params.get("mode").and_then(Value::as_str) != Some("url") || profile.announces_elicitation_modes() {
         return None;
     }
-    Some(json!({"code": -32602, "message": "Client does not support URL-mode elicitation requests"}))
+    let text = "Client does not support URL-mode elicitation requests";
+    let message = if profile.prefixes_url_refusal() { format!("MCP error -32602: {text}") } else { text.to_string() };
+    Some(json!({"code": -32602, "message": message}))
 }
 
 /// The `control_request` body an SDK host gets for `server`'s elicitation;
@@ -85,6 +85,7 @@ mod tests {
     #[test]
     fn url_mode_is_refused_before_the_client_announces_it() {
         let url = json!({"mode": "url", "message": "m", "url": "https://x.invalid/", "elicitationId": "e"});
+        assert_eq!(url_refusal(&at(273), &url).unwrap()["message"], "MCP error -32602: Client does not support URL-mode elicitation requests");
         assert_eq!(url_refusal(&at(286), &url).unwrap()["message"], "Client does not support URL-mode elicitation requests");
         assert_eq!(url_refusal(&at(287), &url), None);
         assert_eq!(url_refusal(&at(267), &json!({"message": "form"})), None);

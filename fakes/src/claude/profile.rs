@@ -27,6 +27,7 @@ impl Profile {
             ("probes_discover_stdio", self.probes_discover_stdio()),
             ("announces_elicitation_modes", self.announces_elicitation_modes()),
             ("discover_announces_elicitation_modes", self.discover_announces_elicitation_modes()),
+            ("prefixes_url_refusal", self.prefixes_url_refusal()),
             ("reports_permission_decision", self.reports_permission_decision()),
             ("init_names_server_source", self.init_names_server_source()),
             ("defers_mcp_tools", self.defers_mcp_tools()),
@@ -117,6 +118,14 @@ impl Profile {
     /// release before it; recordings/claude/2.1.281/claude-bearer-secret-stays-in-environment.json).
     pub fn discover_announces_elicitation_modes(&self) -> bool {
         self.version.at_least(2, 1, 281)
+    }
+
+    /// The CLI's refusal of a URL-mode elicitation (before
+    /// announces_elicitation_modes) is worded "MCP error -32602: ..."; not
+    /// in 2.1.274 (lab runs on 2.1.274..2.1.276 and 2.1.286), seen in 2.1.273
+    /// (recordings/claude/2.1.273/gen-21-4-min.json, a shrunk differential case).
+    pub fn prefixes_url_refusal(&self) -> bool {
+        !self.version.at_least(2, 1, 274)
     }
 
     /// Client capabilities in `initialize` (see announces_elicitation_modes).
