@@ -156,6 +156,11 @@ pub fn table(runs: &[Run], providers: &[(Provider, Vec<Version>)]) -> String {
             rows.entry((p.as_str().to_string(), Some(*v), "reference".to_string())).or_default();
         }
     }
+    // A row whose runs are all of an older revision stays listed, as not
+    // run, so that it is run again (an SDK-mode driver's row too).
+    for r in runs.iter().filter(|r| !r.current()) {
+        rows.entry((r.provider.clone(), r.version.parse().ok(), r.driver.clone())).or_default();
+    }
     for r in runs.iter().filter(|r| r.current()) {
         let s = rows.entry((r.provider.clone(), r.version.parse().ok(), r.driver.clone())).or_default();
         s.cases += r.cases;
@@ -218,6 +223,14 @@ mod tests {
         let old = Run { generator: crate::generate::revision(Provider::Codex) - 1, ..runs[0].clone() };
         let t = table(&[old], &[(Provider::Codex, vec![v("0.148.0")])]);
         assert!(t.contains("| codex | 0.148.0 | reference | not run |") && t.contains("1 logged runs played cases of an older"), "{t}");
+        // Another driver's row stays listed until rerun.
+        let sdk = Run { driver: "reference-claude-sdk".into(), ..old_run(&runs[0]) };
+        let t = table(&[sdk], &[(Provider::Codex, vec![v("0.148.0")])]);
+        assert!(t.contains("| codex | 0.148.0 | reference-claude-sdk | not run |"), "{t}");
+    }
+
+    fn old_run(r: &Run) -> Run {
+        Run { generator: crate::generate::revision(Provider::Codex) - 1, ..r.clone() }
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! of annotations, per-tool policies (unknown tool names among them), the
 //! global policy, host answers, repeated calls within and across turns,
 //! attach/detach, resume, secret rotation, policy changes and reordering;
-//! on Codex, stdio tools that ask their own question (`elicits`, a form to
-//! fill or a page to open), answered like the call that runs them, and
-//! shell commands outside the sandbox and
-//! file changes under the read-only sandbox, whose approval the host
-//! answers, the model's questions to the user (request_user_input) and its
-//! requests for more permissions (request_permissions), which the host answers.
+//! stdio tools that ask their own question (`elicits`, a form to fill or a
+//! page to open), answered like the call that runs them; on Codex also
+//! shell commands outside the sandbox and file changes under the read-only
+//! sandbox, whose approval the host answers, the model's questions to the
+//! user (request_user_input) and its requests for more permissions
+//! (request_permissions), which the host answers.
 //! Every case is written as scenario text and read back through the
 //! scenario loader, so it is a valid scenario; it has no steps a real CLI
 //! cannot be made to perform. Its expectations are empty: a generated case
@@ -66,11 +66,11 @@ pub enum Elicit {
 /// Codex 3: command requests; Codex 4: file change requests; Codex 5: the
 /// model's questions (user input requests); Codex 6: the model's permission
 /// requests; Codex 7: tools whose server asks the user to open a page (url
-/// elicitations).
+/// elicitations). Claude Code 2: tools that elicit (a form or a page).
 pub fn revision(provider: Provider) -> u32 {
     match provider {
         Provider::Codex => 7,
-        _ => 1,
+        _ => 2,
     }
 }
 
@@ -135,10 +135,10 @@ fn server() -> impl Strategy<Value = ServerCase> {
         })
 }
 
-/// A Codex server: one whose stdio tools may elicit (a form or a page).
-/// Its own strategy, so Claude Code's cases (and their logged runs) stay as
-/// they were.
-fn codex_server() -> impl Strategy<Value = ServerCase> {
+/// A server whose stdio tools may elicit (a form or a page): Codex passes
+/// the question to its client, Claude Code to an SDK host (print mode
+/// cancels it).
+fn eliciting_server() -> impl Strategy<Value = ServerCase> {
     let elicit = prop_oneof![8 => Just(None), 1 => Just(Some(Elicit::Form)), 1 => Just(Some(Elicit::Url))];
     (server(), prop::collection::vec(elicit, 3)).prop_map(|(mut s, elicits)| {
         for (t, e) in s.tools.iter_mut().zip(elicits) {
@@ -180,8 +180,8 @@ fn codex_step() -> impl Strategy<Value = StepCase> {
 /// Any case for `provider`.
 pub fn case(provider: Provider) -> impl Strategy<Value = Case> {
     let (servers, step) = match provider {
-        Provider::Codex => (codex_server().boxed(), codex_step().boxed()),
-        _ => (server().boxed(), step().boxed()),
+        Provider::Codex => (eliciting_server().boxed(), codex_step().boxed()),
+        _ => (eliciting_server().boxed(), step().boxed()),
     };
     (any::<bool>(), prop::collection::vec(servers, 1..=3), prop::collection::vec(step, 1..=6)).prop_map(move |(auto_approve, mut servers, steps)| {
         // The first server is always attached and some step calls a tool,
@@ -243,7 +243,8 @@ impl Case {
         let mut t = String::new();
         let _ = writeln!(t, "id = \"{id}\"\ntitle = \"generated case ({origin})\"\ncovers = []\nprovider = \"{}\"", self.provider.as_str());
         let _ = writeln!(t, "caught_by = []\ngenerated = \"{origin}\"");
-        if self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits.is_some())) || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. } | StepCase::UserInput | StepCase::Permissions { .. })) {
+        let elicits = self.servers.iter().any(|s| s.tools.iter().any(|t| t.elicits.is_some()));
+        if self.provider == Provider::Codex && elicits || self.steps.iter().any(|s| matches!(s, StepCase::Command { .. } | StepCase::FileChange { .. } | StepCase::UserInput | StepCase::Permissions { .. })) {
             let _ = writeln!(t, "not_in_exec = \"a server's or the model's question or a command's, file change's or permissions' approval goes to a client, which codex exec has not\"");
         }
         let _ = writeln!(t, "\n[policy]\nglobal = \"{}\"", if self.auto_approve { "auto-approve" } else { "ask" });
@@ -368,7 +369,7 @@ mod tests {
     /// then this table): logged agreement counts are of the cases of theirs.
     #[test]
     fn the_cases_change_only_with_the_revision() {
-        for (provider, rev, pinned) in [(Provider::Codex, 7, 7094080888833532670), (Provider::Claude, 1, 18130716173853162555)] {
+        for (provider, rev, pinned) in [(Provider::Codex, 7, 7094080888833532670), (Provider::Claude, 2, 5645025209346936515)] {
             assert_eq!((revision(provider), digest(provider)), (rev, pinned), "{}: cases changed: bump generate::revision and pin the new digest", provider.as_str());
         }
     }
@@ -401,6 +402,11 @@ mod tests {
 
     #[test]
     fn over_many_cases_every_feature_appears() {
+        let claude: String = (0..200).map(|n| nth(Provider::Claude, 1, n).to_toml("g", "o")).collect();
+        for needle in ["request = \"form_elicitation\"", "request = \"url_elicitation\""] {
+            assert!(claude.contains(needle), "no Claude Code case has `{needle}`");
+        }
+        assert!(!claude.contains("not_in_exec"), "Claude Code has no exec mode");
         let texts: Vec<String> = (0..400).map(|n| nth(Provider::Codex, 1, n).to_toml("g", "o")).collect();
         let all = texts.join("\n");
         for needle in ANNOTATIONS.iter().filter(|a| !a.is_empty()).copied().chain([
