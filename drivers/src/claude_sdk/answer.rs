@@ -32,11 +32,8 @@ pub fn elicitation(request: &Value, host: &mut dyn Host) -> Value {
     } else {
         HostPrompt::FormElicitation { server }
     };
-    match host.decide(&prompt) {
-        HostDecision::Accept => json!({"action": "accept", "content": {}}),
-        HostDecision::Decline => json!({"action": "decline"}),
-        HostDecision::Cancel => json!({"action": "cancel"}),
-    }
+    // The same action object the Codex driver answers an elicitation with.
+    crate::codex::respond::action(host.decide(&prompt))
 }
 
 /// The host as [`decide`] asks it, keeping the input the host puts in

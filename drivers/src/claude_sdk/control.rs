@@ -78,7 +78,7 @@ pub fn success_reply(id: &str, response: Value) -> Value {
 
 /// The reply to a `hook_callback` request: the hook's output.
 pub fn hook_reply(id: &str, output: Value) -> Value {
-    json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": output}})
+    success_reply(id, output)
 }
 
 /// The host's switch of the session's permission mode.

@@ -98,7 +98,7 @@ fn elicitation(params: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
 
 /// Never with `_meta.persist`: an approval lasts for this call only, so a
 /// later policy change is not undone by a remembered grant.
-fn action(d: HostDecision) -> Value {
+pub(crate) fn action(d: HostDecision) -> Value {
     match d {
         HostDecision::Accept => json!({"action": "accept", "content": {}}),
         HostDecision::Decline => json!({"action": "decline"}),
