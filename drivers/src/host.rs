@@ -38,6 +38,19 @@ pub enum HostDecision {
     Cancel,
 }
 
+impl HostDecision {
+    /// The MCP ElicitResult both providers pass back to the server. Never
+    /// with `_meta.persist`: an approval lasts for this call only, so a
+    /// later policy change is not undone by a remembered grant.
+    pub fn elicit_result(self) -> serde_json::Value {
+        match self {
+            HostDecision::Accept => serde_json::json!({"action": "accept", "content": {}}),
+            HostDecision::Decline => serde_json::json!({"action": "decline"}),
+            HostDecision::Cancel => serde_json::json!({"action": "cancel"}),
+        }
+    }
+}
+
 pub trait Host {
     fn decide(&mut self, prompt: &HostPrompt) -> HostDecision;
     /// Asked after `decide` accepted `prompt`: the arguments the host puts

@@ -32,8 +32,7 @@ pub fn elicitation(request: &Value, host: &mut dyn Host) -> Value {
     } else {
         HostPrompt::FormElicitation { server }
     };
-    // The same action object the Codex driver answers an elicitation with.
-    crate::codex::respond::action(host.decide(&prompt))
+    host.decide(&prompt).elicit_result()
 }
 
 /// The host as [`decide`] asks it, keeping the input the host puts in

@@ -71,14 +71,10 @@ pub fn initialize(id: &str, servers: &Map<String, Value>, sdk_servers: &[String]
     json!({"type": "control_request", "request_id": id, "request": request})
 }
 
-/// A success reply carrying `response` (an elicitation's action).
+/// A success reply carrying `response`: an elicitation's action, or a
+/// `hook_callback`'s output.
 pub fn success_reply(id: &str, response: Value) -> Value {
     json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}})
-}
-
-/// The reply to a `hook_callback` request: the hook's output.
-pub fn hook_reply(id: &str, output: Value) -> Value {
-    success_reply(id, output)
 }
 
 /// The host's switch of the session's permission mode.

@@ -31,7 +31,7 @@ use crate::claude::{check_secrets, host_tool, run_host_tool};
 use crate::codex::respond::Context;
 use crate::error::DriverError;
 use crate::events::Event;
-use crate::host::Host;
+use crate::host::{Host, HostDecision};
 use crate::launch::{Launch, TurnReport};
 use crate::parts::Parts;
 use crate::spec::{McpServerSpec, ServerSet};
@@ -292,12 +292,12 @@ impl ClaudeSdkDriver {
                 FromCli::Elicitation { id, request } => {
                     // A fail-closed driver refuses it itself; the CLI then
                     // tells the server the user declined.
-                    let answer = if self.parts.host_prompts { (self.parts.claude_elicitation)(&request, host) } else { json!({"action": "decline"}) };
+                    let answer = if self.parts.host_prompts { (self.parts.claude_elicitation)(&request, host) } else { HostDecision::Decline.elicit_result() };
                     self.send(&control::success_reply(&id, answer))?;
                 }
                 FromCli::HookCallback { id, request } => {
                     let output = (self.parts.claude_hook_answer)(request.get("input").unwrap_or(&Value::Null));
-                    self.send(&control::hook_reply(&id, output))?;
+                    self.send(&control::success_reply(&id, output))?;
                 }
                 FromCli::McpMessage { id, server, message } => {
                     let answer = match self.bridge.as_ref().filter(|s| s.name == server).map(|s| s.handle(&message)) {

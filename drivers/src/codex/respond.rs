@@ -62,7 +62,7 @@ fn headless(method: &str, params: &Value, ctx: &Context, bridge: &BridgeSpec) ->
             let bridged = server == bridge.server.trim() && bridge.tools.iter().any(|t| t.name == tool);
             // An approve-policy tool elsewhere would not have been asked about.
             let approved = ctx.servers.policy(server, &tool) == Some(ApprovalPolicy::Approve);
-            Ok(action(if is_tool_approval(params) && (bridged || approved) { HostDecision::Accept } else { HostDecision::Decline }))
+            Ok(if is_tool_approval(params) && (bridged || approved) { HostDecision::Accept } else { HostDecision::Decline }.elicit_result())
         }
         "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => Ok(json!({"decision": "decline"})),
         "item/permissions/requestApproval" => Ok(json!({"permissions": {}, "scope": "turn"})),
@@ -75,7 +75,7 @@ fn elicitation(params: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
     let server = params.get("serverName").and_then(Value::as_str).unwrap_or("").to_string();
     let mode = params.get("mode").and_then(Value::as_str).unwrap_or("");
     let decision = if is_tool_approval(params) {
-        let Some(tool) = approval_tool_name(params) else { return action(HostDecision::Decline) };
+        let Some(tool) = approval_tool_name(params) else { return HostDecision::Decline.elicit_result() };
         if ctx.servers.get(&server).is_none() {
             // Not a server this driver attached: nobody vouched for it.
             HostDecision::Decline
@@ -93,15 +93,5 @@ fn elicitation(params: &Value, ctx: &Context, host: &mut dyn Host) -> Value {
     } else {
         host.decide(&HostPrompt::FormElicitation { server })
     };
-    action(decision)
-}
-
-/// Never with `_meta.persist`: an approval lasts for this call only, so a
-/// later policy change is not undone by a remembered grant.
-pub(crate) fn action(d: HostDecision) -> Value {
-    match d {
-        HostDecision::Accept => json!({"action": "accept", "content": {}}),
-        HostDecision::Decline => json!({"action": "decline"}),
-        HostDecision::Cancel => json!({"action": "cancel"}),
-    }
+    decision.elicit_result()
 }
